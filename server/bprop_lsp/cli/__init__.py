@@ -1,0 +1,1 @@
+"""The command-line face: ``bprop-lsp check`` / ``serve`` / ``rule``."""

@@ -1,0 +1,17 @@
+"""The pure analysis core: text in, findings (with exact spans and fixes) out. No LSP types.
+
+    from bprop_lsp.engine import analyze, Settings
+    result = analyze(source_text, Settings(mode="auto"))
+    result.findings   # list[Finding], sorted by position
+    result.bprops     # list[BpropInfo], every custom bprop the engine recognised (for hover)
+"""
+from .analysis import Analysis, BpropInfo, analyze
+from .fixes import apply_fix, fix_all
+from .model import Applicability, Edit, Finding, Fix, Position, Related, Severity, Span
+from .settings import Settings
+from .text import LineIndex, apply_edits
+
+__all__ = [
+    "Analysis", "Applicability", "BpropInfo", "Edit", "Finding", "Fix", "LineIndex", "Position",
+    "Related", "Settings", "Severity", "Span", "analyze", "apply_edits", "apply_fix", "fix_all",
+]

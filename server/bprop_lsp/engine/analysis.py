@@ -1,0 +1,250 @@
+"""Run every enabled rule over one file and turn the rules' drafts into findings.
+
+The engine, not the rules, decides severity (from the modes MindSpore fails in and the mode the
+file runs in), applies ``# noqa``, and re-checks every fix before offering it.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, replace
+
+from .context import CellSite, Context, CustomOpSite, Signature
+from .model import Finding, Fix, Related, Severity, Span
+from .parsing import parse, syntax_errors
+from .program import Program, iter_scope_nodes
+from .settings import Settings
+from .text import apply_edits
+
+NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Za-z]+\d+(?:[\s,]+[A-Za-z]+\d+)*))?", re.IGNORECASE)
+MODE_LABEL = {"graph": "GRAPH_MODE", "pynative": "PYNATIVE_MODE"}
+
+
+@dataclass(frozen=True)
+class BpropInfo:
+    """A custom bprop the engine recognised, for hover: what MindSpore will pass to each parameter."""
+
+    owner: str  # Cell class or "ops.Custom"
+    kind: str  # "cell" | "custom-op"
+    name_span: Span  # the bprop's name (``def bprop`` / the attribute / the ``bprop=`` keyword)
+    expected: tuple[str, ...] | None  # e.g. ("self", "x", "y", "out", "dout"); None when unknown
+    roles: tuple[tuple[str, str], ...]  # (parameter, what MindSpore passes to it)
+    construct_span: Span | None = None
+
+
+@dataclass
+class Analysis:
+    findings: list[Finding] = field(default_factory=list)
+    bprops: list[BpropInfo] = field(default_factory=list)
+    # parso's syntax errors as (span, message): findings are still produced where the structure reads.
+    syntax_errors: list[tuple[Span, str]] = field(default_factory=list)
+    # Fixes dropped because the fixed text did not re-parse or re-check (kept for diagnostics/tests).
+    rejected_fixes: list[tuple[Finding, str]] = field(default_factory=list)
+
+
+def analyze(text: str, settings: Settings = Settings(), *, cache_key: str | None = None, verify_fixes: bool = True) -> Analysis:
+    """Analyse ``text``. ``cache_key`` enables parso's incremental re-parse across calls (the server)."""
+    if "bprop" not in text:
+        # Every rule is about a custom bprop, bprop_getters or bprop_debug: nothing to find.
+        return Analysis()
+    module = parse(text, cache_key)
+    analysis = _analyze_module(module, text, settings)
+    if verify_fixes:
+        _verify_fixes(analysis, text, settings, cache_key)
+    return analysis
+
+
+def _analyze_module(module, text: str, settings: Settings) -> Analysis:
+    from ..rules import ALL_RULES
+
+    program = Program(module, text)
+    ctx = Context(program, settings)
+    evidence = _mode_evidence(ctx, settings)
+    noqa = _noqa_lines(program)
+    findings: list[Finding] = []
+    seen: set[tuple] = set()
+    for rule in ALL_RULES:
+        if not settings.enabled(rule.code):
+            continue
+        for draft in rule.check(ctx):
+            key = (rule.code, draft.span)
+            if key in seen:
+                continue
+            seen.add(key)
+            noqa_line = draft.noqa_line if draft.noqa_line is not None else draft.span.start.line
+            codes = noqa.get(noqa_line)
+            if codes is not None and (not codes or rule.code in codes):
+                continue
+            severity, message = _severity(draft.fails_in, evidence, draft.message)
+            findings.append(
+                Finding(
+                    code=rule.code,
+                    name=rule.name,
+                    message=message,
+                    severity=severity,
+                    span=draft.span,
+                    url=rule.url(),
+                    fix=draft.fix,
+                    related=draft.related,
+                    noqa_line=noqa_line,
+                )
+            )
+    findings.sort(key=Finding.sort_key)
+    errors = []
+    for err in syntax_errors(module):
+        errors.append((program.span(err.start_pos, err.end_pos), err.message))
+    return Analysis(findings=findings, bprops=_bprop_infos(ctx), syntax_errors=errors)
+
+
+def _mode_evidence(ctx: Context, settings: Settings) -> frozenset | None:
+    """The modes the file is known to run in (None: unknown, 'auto' with no hint)."""
+    if settings.mode in ("graph", "pynative"):
+        return frozenset({settings.mode})
+    modes = set()
+    hint = ctx.mode_hint
+    if hint:
+        modes.add(hint)
+    if _uses_jit(ctx):
+        modes.add("graph")
+    return frozenset(modes) or None
+
+
+def _uses_jit(ctx: Context) -> bool:
+    from .program import JIT_NAMES
+
+    p = ctx.program
+    for fns in p.functions.values():
+        for fn in fns:
+            if fn.name == "bprop":
+                continue
+            for name in fn.decorator_names:
+                if name and p.is_mindspore(p.resolve_dotted(name), JIT_NAMES, bare=("jit", "ms.jit", "ms_function")):
+                    return True
+    return False
+
+
+def _severity(fails_in: frozenset, evidence: frozenset | None, message: str) -> tuple[Severity, str]:
+    if not fails_in:
+        return Severity.WARNING, message
+    if len(fails_in) == 2:
+        return Severity.ERROR, message
+    (mode,) = fails_in
+    label = MODE_LABEL[mode]
+    suffix = f" [fails in {label}]"
+    if evidence is None:
+        return Severity.WARNING, message + suffix
+    if mode in evidence:
+        return Severity.ERROR, message + suffix
+    return Severity.INFO, message + suffix
+
+
+def _noqa_lines(program: Program) -> dict[int, set[str]]:
+    """0-based line -> codes named by a ``# noqa`` comment there (empty set: bare noqa, all codes)."""
+    result: dict[int, set[str]] = {}
+    for line_no in range(program.index.line_count):
+        line = program.index.line_text(line_no)
+        if "noqa" not in line.lower() or "#" not in line:
+            continue
+        for m in NOQA.finditer(line):
+            # Only real comments count, not "# noqa" inside a string.
+            position = (line_no + 1, m.start())
+            leaf = program.module.get_leaf_for_position(position, include_prefixes=True)
+            if leaf is None or leaf.start_pos <= position:
+                continue  # inside a string or other token, not in the comment prefix before a token
+            codes = m.group("codes")
+            result[line_no] = {c.upper() for c in re.split(r"[\s,]+", codes) if c} if codes else set()
+    return result
+
+
+def _bprop_infos(ctx: Context) -> list[BpropInfo]:
+    infos = []
+    p = ctx.program
+    for site in ctx.cell_sites:
+        fn = site.function
+        if fn is None:
+            continue
+        name_span = p.span(fn.name_node) if fn.name_node is not None else p.span(site.bprop.node.children[0])
+        inputs = site.inputs
+        expected = None
+        roles: list[tuple[str, str]] = []
+        if inputs is not None:
+            expected = ("self", *inputs, "out", "dout")
+            sig = Signature(fn, skip_self=_has_self(fn))
+            pos = sig.positional
+            targets = [f"forward input `{n}` of construct" for n in inputs] + [
+                "`out`: the forward output of construct", "`dout`: the gradient flowing into out"]
+            for i, param in enumerate(pos):
+                roles.append((param.name, targets[i] if i < len(targets) else "nothing: MindSpore passes no value here"))
+        construct_span = p.span(site.construct.name_node) if site.construct is not None and site.construct.name_node else None
+        infos.append(BpropInfo(site.owner_label, "cell", name_span, expected, tuple(roles), construct_span))
+    for op in ctx.custom_op_sites:
+        fn = op.function
+        if fn is None or fn.name_node is None:
+            continue
+        sig = Signature(fn, skip_self=op.bound)
+        roles = []
+        expected = None
+        if op.inputs is not None:
+            expected = tuple([f"input{i}" for i in range(op.inputs)] + ["out", "dout"])
+            targets = [f"op input {i}" for i in range(op.inputs)] + ["`out`: the op's output", "`dout`: the gradient flowing into out"]
+            for i, param in enumerate(sig.positional):
+                roles.append((param.name, targets[i] if i < len(targets) else "nothing: MindSpore passes no value here"))
+        infos.append(BpropInfo("ops.Custom", "custom-op", p.span(fn.name_node), expected, tuple(roles)))
+    return infos
+
+
+def _has_self(fn) -> bool:
+    decorators = fn.decorator_names
+    if "staticmethod" in decorators:
+        return False
+    return bool(fn.params) and fn.params[0].name == "self"
+
+
+# ----------------------------------------------------------------------------- fix checking
+def _verify_fixes(analysis: Analysis, text: str, settings: Settings, cache_key: str | None) -> None:
+    """Keep a fix only if the fixed text re-parses no worse and the finding is gone on re-check."""
+    verified: list[Finding] = []
+    base_errors = len(analysis.syntax_errors)
+    for finding in analysis.findings:
+        if finding.fix is None:
+            verified.append(finding)
+            continue
+        reason = check_fix(text, finding, settings, base_errors, cache_key)
+        if reason is None:
+            verified.append(finding)
+        else:
+            analysis.rejected_fixes.append((finding, reason))
+            verified.append(replace(finding, fix=None))
+    analysis.findings = verified
+
+
+def check_fix(text: str, finding: Finding, settings: Settings, base_errors: int, cache_key: str | None = None) -> str | None:
+    """None if ``finding.fix`` is sound, else why not."""
+    fix = finding.fix
+    assert fix is not None
+    try:
+        fixed = apply_edits(text, fix.edits)
+    except ValueError as exc:
+        return f"edits overlap: {exc}"
+    module = parse(fixed, None if cache_key is None else cache_key + "\x00fix")
+    errors = len(syntax_errors(module))
+    if errors > base_errors:
+        return "the fixed text does not parse"
+    after = _analyze_module(module, fixed, settings)
+    # The finding's line may have moved if the fix inserted lines above it.
+    same = [f for f in after.findings if f.code == finding.code and _same_place(f, finding, fix)]
+    if same:
+        return "the finding is still reported after the fix"
+    return None
+
+
+def _same_place(after: Finding, before: Finding, fix: Fix) -> bool:
+    # Lines shift by the number of line breaks the edits add above the finding.
+    shift = 0
+    for edit in fix.edits:
+        if edit.span.start.line < before.span.start.line or (
+            edit.span.start.line == before.span.start.line and edit.span.start.column <= before.span.start.column
+        ):
+            removed = edit.span.end.line - edit.span.start.line
+            added = len(re.findall(r"\r\n|\r|\n", edit.new_text))
+            shift += added - removed
+    return after.span.start.line == before.span.start.line + shift

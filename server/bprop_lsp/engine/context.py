@@ -1,0 +1,217 @@
+"""The custom bprops of one file, found once and shared by every rule.
+
+A *cell site* is a Cell class whose attribute lookup finds a ``bprop`` (own, inherited or from a
+mixin) together with the ``construct`` the same lookup finds. A *custom-op site* is an
+``ops.Custom(..., bprop=fn)`` call whose ``fn`` resolves to a function in the file.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from .program import (
+    CUSTOM_NAMES,
+    ClassInfo,
+    Function,
+    Member,
+    Program,
+    call_arguments,
+    call_of,
+    dotted,
+    iter_own_nodes,
+    iter_scope_nodes,
+)
+from .settings import Settings
+
+
+@dataclass(eq=False)
+class Signature:
+    """How a callable's parameters line up with what MindSpore passes."""
+
+    function: Function
+    skip_self: bool  # an instance method called through the instance
+
+    @property
+    def params(self):
+        return self.function.params[1:] if self.skip_self and self.function.params else self.function.params
+
+    @property
+    def positional(self):
+        return [p for p in self.params if p.kind in ("positional", "posonly")]
+
+    @property
+    def required_positional(self):
+        return [p for p in self.positional if not p.has_default]
+
+    @property
+    def vararg(self):
+        return next((p for p in self.params if p.kind == "vararg"), None)
+
+    @property
+    def varkw(self):
+        return next((p for p in self.params if p.kind == "varkw"), None)
+
+    @property
+    def kwonly(self):
+        return [p for p in self.params if p.kind == "kwonly"]
+
+
+@dataclass(eq=False)
+class CellSite:
+    cls: ClassInfo  # the concrete Cell
+    bprop: Member  # as found through the MRO
+    construct: Function | None
+
+    @property
+    def inherited(self) -> bool:
+        return self.bprop.owner is not self.cls
+
+    @property
+    def function(self) -> Function | None:
+        return self.bprop.function
+
+    @cached_property
+    def inputs(self) -> list[str] | None:
+        """Names of the forward inputs MindSpore passes (None: cannot be told, e.g. ``*args``)."""
+        if self.construct is None:
+            return None
+        sig = Signature(self.construct, skip_self=True)
+        if sig.vararg is not None or sig.varkw is not None:
+            return None
+        return [p.name for p in sig.positional]
+
+    @cached_property
+    def input_range(self) -> tuple[int, int] | None:
+        """(fewest, most) inputs a call can pass: defaulted construct params may be left out in GRAPH mode."""
+        if self.construct is None:
+            return None
+        sig = Signature(self.construct, skip_self=True)
+        if sig.vararg is not None or sig.varkw is not None:
+            return None
+        return len(sig.required_positional), len(sig.positional)
+
+    @property
+    def owner_label(self) -> str:
+        if self.inherited:
+            return f"{self.cls.name} (inherited from {self.bprop.owner.name})"
+        return self.cls.name
+
+
+@dataclass(eq=False)
+class CustomOpSite:
+    call: object  # the ``ops.Custom(...)`` node
+    bprop_arg: object  # the expression given as ``bprop=``
+    function: Function | None
+    bound: bool  # a bound method (``self.backward``): MindSpore does not pass self
+    inputs: int | None  # number of op inputs, when the forward function or a call site tells
+
+
+class Context:
+    def __init__(self, program: Program, settings: Settings):
+        self.program = program
+        self.settings = settings
+
+    @cached_property
+    def cell_sites(self) -> list[CellSite]:
+        sites: list[CellSite] = []
+        seen: set[tuple[int, int]] = set()
+        p = self.program
+        for cls in p.classes:
+            if not p.is_cell(cls):
+                continue
+            bprop = p.lookup(cls, "bprop")
+            if bprop is None:
+                continue
+            construct_member = p.lookup(cls, "construct")
+            construct = construct_member.function if construct_member is not None else None
+            key = (id(bprop), id(construct))
+            if key in seen:
+                continue
+            seen.add(key)
+            sites.append(CellSite(cls, bprop, construct))
+        return sites
+
+    @cached_property
+    def custom_op_sites(self) -> list[CustomOpSite]:
+        p = self.program
+        sites = []
+        for node in iter_scope_nodes(p.module):
+            if node.type not in ("power", "atom_expr"):
+                continue
+            c = call_of(node)
+            if not c or not c[0]:
+                continue
+            if not p.is_mindspore(p.resolve_dotted(c[0]), CUSTOM_NAMES, bare=("ops.Custom", "Custom")):
+                continue
+            positional, keywords, has_star = call_arguments(c[1])
+            bprop_arg = keywords.get("bprop")
+            if bprop_arg is None:
+                continue
+            function, bound = self.resolve_callable(bprop_arg)
+            forward = keywords.get("func") or (positional[0] if positional else None)
+            inputs = None
+            if forward is not None:
+                fwd, fwd_bound = self.resolve_callable(forward)
+                if fwd is not None:
+                    sig = Signature(fwd, skip_self=fwd_bound)
+                    if sig.vararg is None and sig.varkw is None:
+                        inputs = len(sig.positional)
+            sites.append(CustomOpSite(node, bprop_arg, function, bound, inputs))
+        return sites
+
+    def resolve_callable(self, expr) -> tuple[Function | None, bool]:
+        """The function an expression names (module/closure function, ``self.method``, lambda)."""
+        p = self.program
+        if expr.type == "lambdef":
+            return Function(expr, "<lambda>"), False
+        text = dotted(expr)
+        if text is None or expr.type not in ("name", "power", "atom_expr"):
+            return None, False
+        if call_of(expr) is not None:
+            return None, False
+        parts = text.split(".")
+        if len(parts) == 1:
+            candidates = p.functions.get(text, [])
+            enclosing = _enclosing_scopes(expr)
+            # Prefer a function defined in a scope enclosing the use (closures), then module level.
+            visible = [f for f in candidates if f.owner is None and _scope_of(f.node) in enclosing]
+            if len(visible) >= 1:
+                return visible[-1], False
+            values = p.assignments.get(text, [])
+            if len(values) == 1 and values[0] is not expr:
+                return self.resolve_callable(values[0])
+            return None, False
+        if len(parts) == 2 and parts[0] == "self":
+            cls_node = expr.search_ancestor("classdef")
+            cls = next((c for c in p.classes if c.node is cls_node), None)
+            if cls is not None:
+                member = p.lookup(cls, parts[1])
+                if member is not None and member.function is not None and not member.function.is_lambda:
+                    decorators = member.function.decorator_names
+                    if "staticmethod" in decorators or "classmethod" in decorators:
+                        return None, False
+                    return member.function, True
+        return None, False
+
+    @cached_property
+    def mode_hint(self) -> str | None:
+        return self.program.mode_hint()
+
+
+def _scope_of(node):
+    parent = node.parent
+    while parent is not None and parent.type not in ("funcdef", "classdef", "file_input", "lambdef"):
+        parent = parent.parent
+    return parent
+
+
+def _enclosing_scopes(node) -> list:
+    scopes = []
+    s = _scope_of(node)
+    while s is not None:
+        if s.type != "classdef":  # a class body is not visible from its methods
+            scopes.append(s)
+        if s.type == "file_input":
+            break
+        s = _scope_of(s)
+    return scopes

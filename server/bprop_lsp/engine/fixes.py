@@ -1,0 +1,46 @@
+"""Applying fixes: one at a time (a quick fix) or all safe ones (``--fix``, ``source.fixAll``)."""
+from __future__ import annotations
+
+from .analysis import Analysis, analyze
+from .model import Edit, Finding
+from .settings import Settings
+from .text import apply_edits
+
+MAX_PASSES = 10
+
+
+def apply_fix(text: str, finding: Finding) -> str:
+    if finding.fix is None:
+        return text
+    return apply_edits(text, finding.fix.edits)
+
+
+def _non_overlapping(findings: list[Finding], include_unsafe: bool) -> list[Edit]:
+    chosen: list[Edit] = []
+    taken: list[tuple] = []
+    for f in findings:
+        if f.fix is None or not (f.fix.is_safe or include_unsafe):
+            continue
+        spans = [(e.span.start, e.span.end) for e in f.fix.edits]
+        if any(not (b_end < a_start or a_end < b_start) for a_start, a_end in spans for b_start, b_end in taken):
+            continue  # overlaps a fix already chosen: the next pass picks it up
+        taken.extend(spans)
+        chosen.extend(f.fix.edits)
+    return chosen
+
+
+def fix_all(text: str, settings: Settings = Settings(), *, include_unsafe: bool = False) -> tuple[str, int]:
+    """Apply every (safe) fix, re-analysing between passes until nothing changes.
+
+    Returns the new text and the number of fixes applied. Each fix was re-parsed and re-checked
+    by ``analyze`` before it is used here.
+    """
+    applied = 0
+    for _ in range(MAX_PASSES):
+        analysis: Analysis = analyze(text, settings)
+        edits = _non_overlapping(analysis.findings, include_unsafe)
+        if not edits:
+            break
+        text = apply_edits(text, edits)
+        applied += sum(1 for f in analysis.findings if f.fix and any(e in edits for e in f.fix.edits))
+    return text, applied

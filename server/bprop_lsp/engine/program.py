@@ -1,0 +1,498 @@
+"""A static model of one Python file: imports, classes, their MRO within the file, and functions.
+
+Everything here is read from the parso tree; nothing is imported or executed. What the model
+cannot resolve is reported as unknown (``None``), and the rules leave unknown shapes alone.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Iterator
+
+from parso.python import tree
+
+from .text import LineIndex
+
+CELL_NAMES = {"mindspore.nn.Cell", "mindspore.nn.cell.Cell", "mindspore.Cell"}
+PRIMITIVE_NAMES = {
+    f"mindspore.ops.{p}{name}"
+    for p in ("", "primitive.", "operations.")
+    for name in ("Primitive", "PrimitiveWithInfer", "PrimitiveWithCheck")
+} | {"mindspore.ops.primitive.Primitive", "mindspore.Primitive"}
+JIT_NAMES = {"mindspore.jit", "mindspore.common.api.jit", "mindspore.ms_function", "mindspore.common.jit"}
+PARAMETER_NAMES = {"mindspore.Parameter", "mindspore.common.parameter.Parameter", "mindspore.common.Parameter"}
+CUSTOM_NAMES = {"mindspore.ops.Custom", "mindspore.ops.operations.Custom", "mindspore.ops.operations.custom_ops.Custom"}
+BPROP_GETTER_REGISTRIES = {"bprop_getters", "bprops"}
+
+
+@dataclass
+class ParamInfo:
+    node: tree.Param
+    name: str
+    kind: str  # "posonly" | "positional" | "vararg" | "kwonly" | "varkw"
+    has_default: bool
+    annotated: bool
+
+    @property
+    def content_end(self) -> tuple[int, int]:
+        """End of the parameter itself, before its trailing comma (parso 1-based line)."""
+        children = [c for c in self.node.children if not (c.type == "operator" and c.value == ",")]
+        return children[-1].end_pos
+
+    @property
+    def start(self) -> tuple[int, int]:
+        return self.node.start_pos
+
+
+@dataclass(eq=False)
+class Function:
+    node: tree.Function | tree.Lambda
+    name: str
+    owner: "ClassInfo | None" = None
+    decorators: list[tree.BaseNode] = field(default_factory=list)
+
+    @property
+    def is_lambda(self) -> bool:
+        return self.node.type == "lambdef"
+
+    @cached_property
+    def params(self) -> list[ParamInfo]:
+        container = self.node.children[1] if self.node.type == "lambdef" else self.node.children[2]
+        children = container.children if self.node.type != "lambdef" else self.node.children[1:-2]
+        result: list[ParamInfo] = []
+        kwonly = False
+        for child in children:
+            if child.type == "operator":
+                if child.value == "*":
+                    kwonly = True
+                elif child.value == "/":
+                    for p in result:
+                        if p.kind == "positional":
+                            p.kind = "posonly"
+                continue
+            if child.type != "param":
+                continue
+            if child.star_count == 1:
+                kind = "vararg"
+                kwonly = True
+            elif child.star_count == 2:
+                kind = "varkw"
+            else:
+                kind = "kwonly" if kwonly else "positional"
+            result.append(ParamInfo(child, child.name.value, kind, child.default is not None,
+                                    child.annotation is not None))
+        return result
+
+    @property
+    def params_node(self):
+        """The parso node holding the parameter list (``parameters`` for a def)."""
+        return self.node.children[2] if self.node.type == "funcdef" else None
+
+    @property
+    def name_node(self):
+        return self.node.name if self.node.type == "funcdef" else None
+
+    @cached_property
+    def decorator_names(self) -> list[str]:
+        """Dotted source text of each decorator's callee (``ms.jit``, ``staticmethod`` …)."""
+        names = []
+        for dec in self.decorators:
+            expr = dec.children[1]
+            names.append(dotted(expr) or "")
+        return names
+
+    @property
+    def first_line(self) -> int:
+        """0-based line where MindSpore points for this function: its first decorator, else the def."""
+        if self.decorators:
+            return self.decorators[0].start_pos[0] - 1
+        return self.node.start_pos[0] - 1
+
+    @property
+    def def_line(self) -> int:
+        return self.node.start_pos[0] - 1
+
+    @property
+    def body(self):
+        return self.node.children[-1]
+
+
+@dataclass(eq=False)
+class Member:
+    """A class-body binding: a method, or an assignment such as ``bprop = lambda ...`` / ``bprop = None``."""
+
+    name: str
+    owner: "ClassInfo"
+    function: Function | None = None
+    value: tree.BaseNode | None = None  # right-hand side for assignments
+    node: tree.BaseNode | None = None  # the statement / funcdef
+
+
+@dataclass(eq=False)
+class ClassInfo:
+    node: tree.Class
+    name: str
+    members: dict[str, Member] = field(default_factory=dict)
+
+    @property
+    def bases(self) -> list[tree.BaseNode]:
+        arglist = self.node.get_super_arglist()
+        if arglist is None:
+            return []
+        if arglist.type == "arglist":
+            items = [c for c in arglist.children if c.type != "operator"]
+        else:
+            items = [arglist]
+        # keyword arguments (metaclass=...) are not bases
+        return [i for i in items if not (i.type == "argument" and len(i.children) == 3 and i.children[1] == "=")]
+
+
+def dotted(node) -> str | None:
+    """``a.b.c`` for a Name/attribute chain (calls stripped: ``ms.jit(...)`` → ``ms.jit``), else None."""
+    if node is None:
+        return None
+    if node.type == "name":
+        return node.value
+    if node.type in ("power", "atom_expr"):
+        parts = []
+        children = node.children
+        if children[0] == "await":
+            return None
+        first = children[0]
+        if first.type != "name":
+            return None
+        parts.append(first.value)
+        for trailer in children[1:]:
+            if trailer.type != "trailer":
+                return None
+            if trailer.children[0] == ".":
+                parts.append(trailer.children[1].value)
+            elif trailer.children[0] == "(" and trailer is children[-1]:
+                break
+            else:
+                return None
+        return ".".join(parts)
+    if node.type == "dotted_name":
+        return "".join(c.value for c in node.children)
+    return None
+
+
+def iter_scope_nodes(node) -> Iterator:
+    """Every node below ``node`` (depth first)."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        children = getattr(n, "children", None)
+        if children:
+            stack.extend(reversed(children))
+
+
+def iter_own_nodes(function_node) -> Iterator:
+    """Nodes of a function body, not descending into nested functions, lambdas or classes."""
+    stack = list(reversed(function_node.children[-1].children)) if hasattr(function_node.children[-1], "children") else [function_node.children[-1]]
+    while stack:
+        n = stack.pop()
+        yield n
+        if n.type in ("funcdef", "lambdef", "classdef", "async_funcdef"):
+            continue
+        children = getattr(n, "children", None)
+        if children:
+            stack.extend(reversed(children))
+
+
+def call_of(node):
+    """(callee dotted name, arglist trailer) if ``node`` is a call ``f(...)``, else None."""
+    if node.type not in ("power", "atom_expr"):
+        return None
+    last = node.children[-1]
+    if last.type != "trailer" or last.children[0] != "(":
+        return None
+    callee = dotted(_strip_last(node))
+    return callee, last
+
+
+def _strip_last(node):
+    children = node.children[:-1]
+    if len(children) == 1:
+        return children[0]
+    # Rebuild a light-weight view: dotted() only reads .type/.children.
+    return _View(node.type, children)
+
+
+@dataclass
+class _View:
+    type: str
+    children: list
+
+
+def call_arguments(trailer) -> tuple[list, dict[str, tree.BaseNode], bool]:
+    """(positional args, keyword args, has_star) of a call trailer ``( ... )``."""
+    positional: list = []
+    keywords: dict = {}
+    has_star = False
+    if len(trailer.children) < 3:
+        return positional, keywords, has_star
+    inner = trailer.children[1]
+    items = [c for c in inner.children if not (c.type == "operator" and c.value == ",")] if inner.type == "arglist" else [inner]
+    for item in items:
+        if item.type == "argument":
+            if item.children[0] in ("*", "**"):
+                has_star = True
+            elif len(item.children) >= 3 and item.children[1] == "=":
+                keywords[item.children[0].value] = item.children[2]
+            else:
+                positional.append(item)  # generator argument
+        elif item.type == "operator":
+            continue
+        else:
+            positional.append(item)
+    return positional, keywords, has_star
+
+
+class Program:
+    def __init__(self, module: tree.Module, text: str):
+        self.module = module
+        self.text = text
+        self.index = LineIndex(text)
+        self.imports: dict[str, str] = {}
+        self.import_nodes: list = []
+        self.classes: list[ClassInfo] = []
+        self.functions: dict[str, list[Function]] = {}
+        self.assignments: dict[str, list] = {}  # name -> right-hand sides anywhere in the file
+        self._scan()
+
+    # ----------------------------------------------------------------- scanning
+    def _scan(self) -> None:
+        for node in iter_scope_nodes(self.module):
+            t = node.type
+            if t in ("import_name", "import_from"):
+                self._record_import(node)
+            elif t == "classdef":
+                self._record_class(node)
+            elif t == "funcdef":
+                fn = Function(node, node.name.value, decorators=_decorators_of(node))
+                self.functions.setdefault(fn.name, []).append(fn)
+            elif t == "expr_stmt":
+                self._record_assignment(node)
+
+    def _record_import(self, node) -> None:
+        self.import_nodes.append(node)
+        try:
+            if node.type == "import_name":
+                for name, path in zip(node.get_defined_names(), node.get_paths()):
+                    full = ".".join(p.value for p in path)
+                    if name.value == path[0].value and len(path) > 1 and not _is_aliased(node, name):
+                        self.imports[name.value] = path[0].value  # `import a.b` binds `a`
+                    else:
+                        self.imports[name.value] = full
+            else:
+                if node.level:
+                    return
+                for name, path in zip(node.get_defined_names(), node.get_paths()):
+                    self.imports[name.value] = ".".join(p.value for p in path)
+        except (AttributeError, IndexError, ValueError):
+            # Half-typed import statements: keep what was read so far.
+            return
+
+    def _record_class(self, node) -> None:
+        info = ClassInfo(node, node.name.value)
+        suite = node.children[-1]
+        for stmt in _class_body_statements(suite):
+            if stmt.type == "funcdef":
+                fn = Function(stmt, stmt.name.value, owner=info, decorators=_decorators_of(stmt))
+                info.members[fn.name] = Member(fn.name, info, function=fn, node=stmt)
+            elif stmt.type == "expr_stmt" and len(stmt.children) >= 3 and stmt.children[1] == "=":
+                target, value = stmt.children[0], stmt.children[-1]
+                if target.type == "name":
+                    member = Member(target.value, info, value=value, node=stmt)
+                    if value.type == "lambdef":
+                        member.function = Function(value, target.value, owner=info)
+                    info.members[target.value] = member
+        self.classes.append(info)
+
+    def _record_assignment(self, node) -> None:
+        if len(node.children) < 3 or node.children[1] != "=":
+            return
+        value = node.children[-1]
+        for target in node.children[:-1:2]:
+            if target.type == "name":
+                self.assignments.setdefault(target.value, []).append(value)
+
+    # ----------------------------------------------------------------- resolution
+    def qualname(self, node) -> str | None:
+        """The fully qualified name a Name/attribute chain refers to, through the file's imports."""
+        text = dotted(node)
+        if text is None:
+            return None
+        return self.resolve_dotted(text)
+
+    def resolve_dotted(self, text: str) -> str:
+        head, _, rest = text.partition(".")
+        if head in self.imports:
+            full = self.imports[head]
+            return f"{full}.{rest}" if rest else full
+        return text
+
+    def is_mindspore(self, qualname: str | None, names: set[str], *, bare: tuple[str, ...] = ()) -> bool:
+        if qualname is None:
+            return False
+        if qualname in names:
+            return True
+        # Re-exports: mindspore.nn.layer.x.Cell etc. are the same objects; compare the last part
+        # within the mindspore namespace only.
+        if qualname.startswith("mindspore.") and any(qualname.rsplit(".", 1)[-1] == n.rsplit(".", 1)[-1] for n in names):
+            return True
+        # Unimported spellings in snippets (`nn.Cell` with no import) are accepted only verbatim.
+        return qualname in bare
+
+    @cached_property
+    def classes_by_name(self) -> dict[str, list[ClassInfo]]:
+        result: dict[str, list[ClassInfo]] = {}
+        for c in self.classes:
+            result.setdefault(c.name, []).append(c)
+        return result
+
+    def class_named(self, name: str) -> ClassInfo | None:
+        found = self.classes_by_name.get(name)
+        return found[-1] if found else None
+
+    def mro(self, cls: ClassInfo) -> list[ClassInfo | str]:
+        """C3-like linearisation within the file; external bases appear as qualified names."""
+        seen: set[int] = set()
+        return self._mro(cls, seen)
+
+    def _mro(self, cls: ClassInfo, seen: set[int]) -> list[ClassInfo | str]:
+        if id(cls) in seen:
+            return []
+        seen = seen | {id(cls)}
+        parents: list[list[ClassInfo | str]] = []
+        for base in cls.bases:
+            text = dotted(base)
+            if text is None:
+                parents.append(["?"])
+                continue
+            local = self.class_named(text) if "." not in text and text not in self.imports else None
+            if local is not None and local is not cls:
+                parents.append(self._mro(local, seen))
+            else:
+                parents.append([self.resolve_dotted(text)])
+        return [cls] + _c3_merge(parents + [[p[0] for p in parents if p]])
+
+    def is_cell(self, cls: ClassInfo) -> bool:
+        return any(isinstance(k, str) and self.is_mindspore(k, CELL_NAMES, bare=("nn.Cell", "Cell")) for k in self.mro(cls))
+
+    def is_primitive(self, cls: ClassInfo) -> bool:
+        return any(
+            isinstance(k, str) and self.is_mindspore(k, PRIMITIVE_NAMES, bare=("Primitive", "PrimitiveWithInfer", "PrimitiveWithCheck"))
+            for k in self.mro(cls)
+        )
+
+    def has_unknown_base(self, cls: ClassInfo) -> bool:
+        """A base we cannot see into (an unresolved name that is not MindSpore's Cell/Primitive/object)."""
+        for k in self.mro(cls):
+            if isinstance(k, str) and not (
+                k == "object"
+                or self.is_mindspore(k, CELL_NAMES, bare=("nn.Cell", "Cell"))
+                or self.is_mindspore(k, PRIMITIVE_NAMES, bare=("Primitive", "PrimitiveWithInfer", "PrimitiveWithCheck"))
+            ):
+                return True
+        return False
+
+    def lookup(self, cls: ClassInfo, name: str) -> Member | None:
+        """The member ``name`` as attribute lookup finds it, or None (also None past an opaque base)."""
+        for k in self.mro(cls):
+            if isinstance(k, str):
+                if k == "object" or self.is_mindspore(k, CELL_NAMES, bare=("nn.Cell", "Cell")) or self.is_mindspore(
+                    k, PRIMITIVE_NAMES, bare=("Primitive", "PrimitiveWithInfer", "PrimitiveWithCheck")
+                ):
+                    continue
+                return None
+            if name in k.members:
+                return k.members[name]
+        return None
+
+    def mode_hint(self) -> str | None:
+        """"graph"/"pynative" when the file sets the execution mode, else None."""
+        found = None
+        for node in iter_scope_nodes(self.module):
+            if node.type not in ("power", "atom_expr"):
+                continue
+            c = call_of(node)
+            if not c or not c[0] or not c[0].endswith("set_context"):
+                continue
+            _, kwargs, _ = call_arguments(c[1])
+            mode = kwargs.get("mode")
+            if mode is None:
+                continue
+            code = mode.get_code().strip()
+            if code.endswith("GRAPH_MODE") or code == "0":
+                found = "graph"
+            elif code.endswith("PYNATIVE_MODE") or code == "1":
+                found = "pynative"
+        return found
+
+    def span(self, node_or_start, end=None):
+        from .model import Position, Span
+
+        if end is None:
+            start, end = node_or_start.start_pos, node_or_start.end_pos
+        else:
+            start = node_or_start
+        return Span(Position(start[0] - 1, start[1]), Position(end[0] - 1, end[1]))
+
+
+def _is_aliased(node, name) -> bool:
+    return any(c.type == "dotted_as_name" and c.children[-1] is name for c in iter_scope_nodes(node))
+
+
+def _decorators_of(funcdef) -> list:
+    parent = funcdef.parent
+    if parent is not None and parent.type == "decorated":
+        dec = parent.children[0]
+        if dec.type == "decorator":
+            return [dec]
+        if dec.type == "decorators":
+            return list(dec.children)
+    return []
+
+
+def _class_body_statements(suite) -> Iterator:
+    """Statements directly in a class body, looking through decorators and ``if`` blocks."""
+    children = suite.children if suite.type == "suite" else [suite]
+    for child in children:
+        yield from _unwrap_statement(child)
+
+
+def _unwrap_statement(node) -> Iterator:
+    t = node.type
+    if t == "simple_stmt":
+        for c in node.children:
+            if c.type not in ("newline", "operator"):
+                yield c
+    elif t == "decorated":
+        yield node.children[-1]
+    elif t in ("funcdef", "expr_stmt", "classdef"):
+        yield node
+    elif t in ("if_stmt", "try_stmt"):
+        for c in node.children:
+            if c.type == "suite":
+                for s in c.children:
+                    yield from _unwrap_statement(s)
+
+
+def _c3_merge(seqs: list[list]) -> list:
+    seqs = [list(s) for s in seqs if s]
+    result = []
+    while seqs:
+        for seq in seqs:
+            head = seq[0]
+            if not any(head in s[1:] for s in seqs):
+                break
+        else:
+            # Inconsistent hierarchy (Python would refuse it): fall back to depth-first order.
+            head = seqs[0][0]
+        result.append(head)
+        seqs = [[x for x in s if x is not head and x != head] for s in seqs]
+        seqs = [s for s in seqs if s]
+    return result

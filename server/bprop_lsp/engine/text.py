@@ -1,0 +1,81 @@
+"""Line/column bookkeeping and edit application on plain ``str`` text."""
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from typing import Iterable
+
+from .model import Edit, Position, Span
+
+# The line breaks both LSP and parso recognise; form feeds and U+2028 are ordinary text.
+LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines without their terminators; a trailing break yields a final empty line (as LSP counts)."""
+    return LINE_BREAK.split(text)
+
+
+class LineIndex:
+    """Maps between code-point offsets and (line, column) positions."""
+
+    def __init__(self, text: str):
+        self.text = text
+        starts = [0]
+        for m in LINE_BREAK.finditer(text):
+            starts.append(m.end())
+        self.starts = starts
+
+    def offset(self, pos: Position) -> int:
+        line = min(max(pos.line, 0), len(self.starts) - 1)
+        start = self.starts[line]
+        end = self.line_end(line)
+        return min(start + max(pos.column, 0), end)
+
+    def line_end(self, line: int) -> int:
+        """Offset of the end of ``line``'s content (before its terminator)."""
+        if line + 1 < len(self.starts):
+            nxt = self.starts[line + 1]
+            if self.text[nxt - 2 : nxt] == "\r\n":
+                return nxt - 2
+            return nxt - 1
+        return len(self.text)
+
+    def position(self, offset: int) -> Position:
+        line = bisect_right(self.starts, offset) - 1
+        return Position(line, offset - self.starts[line])
+
+    def line_text(self, line: int) -> str:
+        return self.text[self.starts[line] : self.line_end(line)]
+
+    @property
+    def line_count(self) -> int:
+        return len(self.starts)
+
+    def newline(self) -> str:
+        """The file's dominant line terminator, for text a fix inserts."""
+        m = LINE_BREAK.search(self.text)
+        return m.group(0) if m else "\n"
+
+
+def apply_edits(text: str, edits: Iterable[Edit]) -> str:
+    """Apply non-overlapping edits (positions refer to the original text)."""
+    index = LineIndex(text)
+    resolved = sorted(
+        ((index.offset(e.span.start), index.offset(e.span.end), e.new_text) for e in edits),
+        key=lambda t: (t[0], t[1]),
+    )
+    out: list[str] = []
+    cursor = 0
+    for start, end, new_text in resolved:
+        if start < cursor:
+            raise ValueError("overlapping edits")
+        out.append(text[cursor:start])
+        out.append(new_text)
+        cursor = end
+    out.append(text[cursor:])
+    return "".join(out)
+
+
+def span_of_offsets(index: LineIndex, start: int, end: int) -> Span:
+    return Span(index.position(start), index.position(end))

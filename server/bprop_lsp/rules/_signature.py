@@ -1,0 +1,200 @@
+"""Shared reading of a Cell bprop's signature, so that each signature rule reports one thing.
+
+MindSpore's calling convention (bprop-rules.md): ``bprop(self, *forward_inputs, out, dout)``; only
+the positional count matters, names do not; GRAPH_MODE skips a first parameter only if it is
+literally named ``self``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from ..engine.context import CellSite, Context, Signature
+from ..engine.model import Fix, Related, Span
+from ..engine.param_edits import fresh, insert_after, is_dout_like, is_out_like, used_names
+from ..engine.program import JIT_NAMES, Function, iter_scope_nodes
+
+
+@dataclass
+class SignatureView:
+    site: CellSite
+    fn: Function
+    decorators: list[str]
+    kind: str  # "method" | "staticmethod" | "classmethod" | "lambda"
+    has_self: bool
+    jit: bool
+    opaque_decorator: bool  # a decorator whose effect on the signature we cannot see
+    unwrapped_decorator: str | None  # a decorator in the file returning a *args wrapper without functools.wraps
+    inputs: list[str] | None
+    input_range: tuple[int, int] | None
+    params: list = field(default_factory=list)  # positional parameters after self
+
+    @property
+    def count(self) -> int:
+        return len(self.params)
+
+    def expected_text(self) -> str:
+        names = ["self", *(self.inputs or []), "out", "dout"]
+        return "(" + ", ".join(names) + ")"
+
+
+def def_span(ctx: Context, fn: Function) -> Span:
+    """Where signature findings point: the ``def`` line's name (lambda: the attribute)."""
+    p = ctx.program
+    if fn.name_node is not None:
+        return p.span(fn.name_node)
+    stmt = fn.node.parent
+    return p.span(stmt.children[0] if stmt is not None and stmt.type == "expr_stmt" else fn.node)
+
+
+def header_span(ctx: Context, fn: Function) -> Span:
+    """From ``def`` (or the first decorator) to the end of the parameter list."""
+    p = ctx.program
+    if fn.node.type != "funcdef":
+        return def_span(ctx, fn)
+    start = fn.decorators[0].start_pos if fn.decorators else fn.node.start_pos
+    return p.span(start, fn.params_node.end_pos)
+
+
+def construct_related(ctx: Context, site: CellSite) -> tuple[Related, ...]:
+    if site.construct is None or site.construct.name_node is None:
+        return ()
+    inputs = site.inputs
+    what = f"construct of {site.cls.name} takes {len(inputs)} input(s)" if inputs is not None else f"construct of {site.cls.name}"
+    return (Related(ctx.program.span(site.construct.name_node), what),)
+
+
+def decorator_wraps_args(ctx: Context, name: str) -> bool | None:
+    """For a decorator defined in this file: True if it returns a ``*args`` wrapper without
+    ``functools.wraps``, False if it keeps the signature visible, None if unknown."""
+    fns = ctx.program.functions.get(name)
+    if not fns:
+        return None
+    dec = fns[-1]
+    inner = [n for n in iter_scope_nodes(dec.body) if n.type == "funcdef"]
+    if not inner:
+        return None
+    for wrapper in inner:
+        wfn = Function(wrapper, wrapper.name.value)
+        parent = wrapper.parent
+        decorated_by_wraps = False
+        if parent is not None and parent.type == "decorated":
+            code = parent.children[0].get_code()
+            decorated_by_wraps = "wraps" in code
+        if decorated_by_wraps:
+            return False
+        if any(p.kind == "vararg" for p in wfn.params):
+            return True
+    return None
+
+
+def view(ctx: Context, site: CellSite) -> SignatureView | None:
+    cache = ctx.__dict__.setdefault("_signature_views", {})
+    if id(site) in cache:
+        return cache[id(site)]
+    result = _view(ctx, site)
+    cache[id(site)] = result
+    return result
+
+
+def _view(ctx: Context, site: CellSite) -> SignatureView | None:
+    fn = site.function
+    if fn is None:
+        return None
+    p = ctx.program
+    decorators = fn.decorator_names
+    kind = "lambda" if fn.is_lambda else "method"
+    jit = False
+    opaque = False
+    unwrapped = None
+    for name in decorators:
+        if name == "staticmethod":
+            kind = "staticmethod"
+        elif name == "classmethod":
+            kind = "classmethod"
+        elif p.is_mindspore(p.resolve_dotted(name), JIT_NAMES, bare=("jit", "ms.jit", "ms_function")):
+            jit = True
+        else:
+            wraps = decorator_wraps_args(ctx, name)
+            if wraps is True:
+                unwrapped = name
+            elif wraps is None:
+                opaque = True
+    params = fn.params
+    has_self = kind == "method" or kind == "lambda"
+    if has_self:
+        has_self = bool(params) and params[0].name == "self" and params[0].kind in ("positional", "posonly")
+    if kind == "classmethod" and params:
+        rest = params[1:]
+    elif has_self:
+        rest = params[1:]
+    else:
+        rest = params
+    positional = [q for q in rest if q.kind in ("positional", "posonly")]
+    return SignatureView(site, fn, decorators, kind, has_self, jit, opaque, unwrapped,
+                         site.inputs, site.input_range, positional)
+
+
+def arity_applies(v: SignatureView) -> bool:
+    """Whether a plain positional count check is meaningful (nothing more specific applies)."""
+    if v.opaque_decorator or v.unwrapped_decorator or v.kind in ("staticmethod", "classmethod"):
+        return False
+    if v.input_range is None:
+        return False
+    if any(q.kind in ("vararg", "varkw") for q in v.fn.params):
+        return False
+    if v.site.construct is not None and Signature(v.site.construct, skip_self=True).kwonly:
+        return False  # BP008 speaks for it
+    if not v.has_self:
+        return False  # BP004 speaks for it
+    return True
+
+
+def missing_params_fix(ctx: Context, v: SignatureView) -> tuple[Fix | None, list[str]]:
+    """Insert exactly the missing trailing parameters, named after construct's inputs, ``out`` and ``dout``."""
+    fn = v.fn
+    inputs = v.inputs
+    missing_labels: list[str] = []
+    if inputs is None:
+        return None, missing_labels
+    params = list(v.params)
+    dout = params[-1] if params and is_dout_like(params[-1].name) and params[-1].name not in inputs else None
+    body = params[:-1] if dout is not None else params
+    out = body[-1] if body and is_out_like(body[-1].name) and body[-1].name not in inputs else None
+    if out is None and dout is None and len(body) == len(inputs) + 1:
+        out = body[-1]  # e.g. a localized name for out (输出): the count says it is out
+    present_inputs = body[:-1] if out is not None else body
+    if len(present_inputs) > len(inputs):
+        return None, missing_labels
+    taken = used_names(fn)
+    new_inputs = [fresh(name, taken) for name in inputs[len(present_inputs):]]
+    new_out = [] if out is not None else [fresh("out", taken)]
+    new_dout = [] if dout is not None else [fresh("dout", taken)]
+    missing_labels = new_inputs + new_out + new_dout
+    if (fn.node.type != "funcdef" or v.site.inherited and _owner_has_construct(ctx, v.site)
+            or any(q.kind == "kwonly" and not q.has_default for q in fn.params)):
+        return None, missing_labels
+    index = ctx.program.index
+    self_param = fn.params[0] if v.has_self else None
+    anchor = present_inputs[-1] if present_inputs else self_param
+    middle = new_inputs + new_out
+    if dout is None:
+        if out is not None:
+            if middle:
+                return None, missing_labels  # `out` present but inputs short: which is which is unclear
+            edits = insert_after(fn, out, new_dout, index)
+        else:
+            edits = insert_after(fn, anchor, middle + new_dout, index)
+    else:
+        if out is not None and middle:
+            return None, missing_labels
+        edits = insert_after(fn, anchor, middle, index)
+    if not edits:
+        return None, missing_labels
+    title = "Add missing parameter" + ("s " if len(missing_labels) > 1 else " ") + ", ".join(f"`{n}`" for n in missing_labels)
+    return Fix(title, tuple(edits)), missing_labels
+
+
+def _owner_has_construct(ctx: Context, site: CellSite) -> bool:
+    member = ctx.program.lookup(site.bprop.owner, "construct")
+    return member is not None
