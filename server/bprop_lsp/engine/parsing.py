@@ -1,13 +1,30 @@
-"""Parsing with parso: error-tolerant, exact positions, and incremental when a cache key is given."""
+"""Parsing with parso: error-tolerant, exact positions, and incremental when a cache key is given.
+
+Incremental parses use parso's diff parser with two changes that matter for an editor:
+
+* the old/new line lists are matched by trimming their common prefix and suffix instead of
+  ``difflib.SequenceMatcher`` over every line (60-100 % of the diff parser's cost for an in-line
+  edit; the trees are the same, an edit is one changed block of lines);
+* the trees live in this module's own cache, keyed by an arbitrary string (a document URI), so
+  parso never stats the key as a file path.
+
+If the diff parser fails on some input (parso has had such bugs), the text is parsed from scratch.
+"""
 from __future__ import annotations
 
+import logging
 import threading
 from functools import lru_cache
 
 import parso
+from parso.python.diff import DiffParser
 from parso.python.tree import Module
+from parso.utils import split_lines
 
 _lock = threading.Lock()
+_log = logging.getLogger(__name__)
+# cache key -> (tree, the lines it was parsed from)
+_trees: dict[str, tuple[Module, list[str]]] = {}
 
 
 @lru_cache(maxsize=1)
@@ -15,24 +32,98 @@ def grammar():
     return parso.load_grammar()
 
 
+def line_opcodes(old: list[str], new: list[str]) -> list[tuple[str, int, int, int, int]]:
+    """``SequenceMatcher.get_opcodes()``-shaped opcodes for one changed block between equal ends."""
+    n_old, n_new = len(old), len(new)
+    limit = min(n_old, n_new)
+    prefix = 0
+    # Compare in chunks first: list slices compare at C speed.
+    step = 256
+    while prefix + step <= limit and old[prefix:prefix + step] == new[prefix:prefix + step]:
+        prefix += step
+    while prefix < limit and old[prefix] == new[prefix]:
+        prefix += 1
+    suffix = 0
+    room = limit - prefix
+    while suffix + step <= room and old[n_old - suffix - step:n_old - suffix] == new[n_new - suffix - step:n_new - suffix]:
+        suffix += step
+    while suffix < room and old[n_old - suffix - 1] == new[n_new - suffix - 1]:
+        suffix += 1
+    ops: list[tuple[str, int, int, int, int]] = []
+    if prefix:
+        ops.append(("equal", 0, prefix, 0, prefix))
+    i2, j2 = n_old - suffix, n_new - suffix
+    if prefix < i2 and prefix < j2:
+        ops.append(("replace", prefix, i2, prefix, j2))
+    elif prefix < i2:
+        ops.append(("delete", prefix, i2, prefix, j2))
+    elif prefix < j2:
+        ops.append(("insert", prefix, i2, prefix, j2))
+    if suffix:
+        ops.append(("equal", i2, n_old, j2, n_new))
+    return ops
+
+
+class _PrefixSuffixDiffParser(DiffParser):
+    """parso's ``DiffParser.update`` with :func:`line_opcodes` in place of difflib."""
+
+    def update(self, old_lines, new_lines):
+        self._module._used_names = None
+        self._parser_lines_new = new_lines
+        self._reset()
+        line_length = len(new_lines)
+        for operation, i1, i2, j1, j2 in line_opcodes(old_lines, new_lines):
+            if j2 == line_length and new_lines[-1] == "":
+                j2 -= 1  # the empty part after the last newline is not relevant
+            if operation == "equal":
+                self._copy_from_old_parser(j1 - i1, i1 + 1, i2, j2)
+            elif operation in ("replace", "insert"):
+                self._parse(until_line=j2)
+        self._nodes_tree.close()
+        if self._module.end_pos[0] != line_length:
+            raise ValueError(f"diff parse ended at line {self._module.end_pos[0]}, expected {line_length}")
+        return self._module
+
+
+def _full_parse(lines: list[str]) -> Module:
+    g = grammar()
+    parser = g._parser(g._pgen_grammar, error_recovery=True, start_nonterminal="file_input")
+    return parser.parse(tokens=g._tokenizer(lines))
+
+
 def parse(text: str, cache_key: str | None = None) -> Module:
     """Parse ``text``; with ``cache_key`` parso re-parses only what changed since the last call with that key.
 
-    parso's diff cache is a module-level dict keyed by path, so parses sharing a key are serialised.
+    Parses sharing a key are serialised; the returned tree is the cached one (it is updated in place by the
+    next parse with the same key), so callers finish with it before parsing that key again.
     """
     if cache_key is None:
         return grammar().parse(text, error_recovery=True)
+    lines = split_lines(text, keepends=True)
     with _lock:
-        return grammar().parse(text, error_recovery=True, diff_cache=True, path=cache_key, cache=False)
+        cached = _trees.get(cache_key)
+        module = None
+        if cached is not None:
+            old_module, old_lines = cached
+            if old_lines == lines:
+                return old_module
+            g = grammar()
+            try:
+                module = _PrefixSuffixDiffParser(g._pgen_grammar, g._tokenizer, old_module).update(old_lines, lines)
+            except Exception:  # noqa: BLE001 - a diff-parser bug must not cost the user their diagnostics
+                _log.warning("incremental parse failed for %r; parsing from scratch", cache_key, exc_info=True)
+                module = None
+        if module is None:
+            module = _full_parse(lines)
+        _trees[cache_key] = (module, lines)
+        return module
 
 
 def forget(cache_key: str) -> None:
-    """Drop parso's cached tree for ``cache_key`` (a closed document)."""
-    from parso.cache import parser_cache
-
+    """Drop the cached tree for ``cache_key`` (a closed document) and the trees derived from it."""
     with _lock:
-        for per_grammar in parser_cache.values():
-            per_grammar.pop(cache_key, None)
+        for key in [k for k in _trees if k == cache_key or k.startswith(cache_key + "\x00")]:
+            del _trees[key]
 
 
 def syntax_errors(module: Module) -> list:

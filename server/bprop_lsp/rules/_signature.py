@@ -25,6 +25,7 @@ class SignatureView:
     jit: bool
     opaque_decorator: bool  # a decorator whose effect on the signature we cannot see
     unwrapped_decorator: str | None  # a decorator in the file returning a *args wrapper without functools.wraps
+    wrapper: Function | None
     inputs: list[str] | None
     input_range: tuple[int, int] | None
     params: list = field(default_factory=list)  # positional parameters after self
@@ -64,16 +65,16 @@ def construct_related(ctx: Context, site: CellSite) -> tuple[Related, ...]:
     return (Related(ctx.program.span(site.construct.name_node), what),)
 
 
-def decorator_wraps_args(ctx: Context, name: str) -> bool | None:
-    """For a decorator defined in this file: True if it returns a ``*args`` wrapper without
+def decorator_wraps_args(ctx: Context, name: str) -> tuple[bool | None, Function | None]:
+    """For a decorator defined in this file: (True, wrapper) if it returns a ``*args`` wrapper without
     ``functools.wraps``, False if it keeps the signature visible, None if unknown."""
     fns = ctx.program.functions.get(name)
     if not fns:
-        return None
+        return None, None
     dec = fns[-1]
     inner = [n for n in iter_scope_nodes(dec.body) if n.type == "funcdef"]
     if not inner:
-        return None
+        return None, None
     for wrapper in inner:
         wfn = Function(wrapper, wrapper.name.value)
         parent = wrapper.parent
@@ -82,10 +83,10 @@ def decorator_wraps_args(ctx: Context, name: str) -> bool | None:
             code = parent.children[0].get_code()
             decorated_by_wraps = "wraps" in code
         if decorated_by_wraps:
-            return False
+            return False, wfn
         if any(p.kind == "vararg" for p in wfn.params):
-            return True
-    return None
+            return True, wfn
+    return None, None
 
 
 def view(ctx: Context, site: CellSite) -> SignatureView | None:
@@ -107,6 +108,7 @@ def _view(ctx: Context, site: CellSite) -> SignatureView | None:
     jit = False
     opaque = False
     unwrapped = None
+    wrapper = None
     for name in decorators:
         if name == "staticmethod":
             kind = "staticmethod"
@@ -115,9 +117,9 @@ def _view(ctx: Context, site: CellSite) -> SignatureView | None:
         elif p.is_mindspore(p.resolve_dotted(name), JIT_NAMES, bare=("jit", "ms.jit", "ms_function")):
             jit = True
         else:
-            wraps = decorator_wraps_args(ctx, name)
+            wraps, wrapper_fn = decorator_wraps_args(ctx, name)
             if wraps is True:
-                unwrapped = name
+                unwrapped, wrapper = name, wrapper_fn
             elif wraps is None:
                 opaque = True
     params = fn.params
@@ -131,7 +133,7 @@ def _view(ctx: Context, site: CellSite) -> SignatureView | None:
     else:
         rest = params
     positional = [q for q in rest if q.kind in ("positional", "posonly")]
-    return SignatureView(site, fn, decorators, kind, has_self, jit, opaque, unwrapped,
+    return SignatureView(site, fn, decorators, kind, has_self, jit, opaque, unwrapped, wrapper,
                          site.inputs, site.input_range, positional)
 
 

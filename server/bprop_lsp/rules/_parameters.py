@@ -1,0 +1,56 @@
+"""Which attributes of a Cell are MindSpore ``Parameter``s, read from ``__init__`` assignments."""
+from __future__ import annotations
+
+from ..engine.program import PARAMETER_NAMES, ClassInfo, call_of, iter_own_nodes
+
+# Parameters that MindSpore's built-in layers create (nn.Dense.weight, nn.BatchNorm2d.gamma, ...).
+LAYER_PARAMETERS = {"weight", "bias", "gamma", "beta", "embedding_table", "moving_mean", "moving_variance"}
+
+
+def _self_assignments(ctx, cls: ClassInfo):
+    """(attribute, value node, statement) for ``self.attr = value`` in the class's own methods."""
+    for member in cls.members.values():
+        fn = member.function
+        if fn is None or fn.is_lambda:
+            continue
+        for node in iter_own_nodes(fn.node):
+            if node.type != "expr_stmt" or len(node.children) < 3 or node.children[1] != "=":
+                continue
+            value = node.children[-1]
+            for target in node.children[:-1:2]:
+                if target.type in ("power", "atom_expr") and len(target.children) == 2 and target.children[0].type == "name" \
+                        and target.children[0].value == "self" and target.children[1].children[0] == ".":
+                    yield target.children[1].children[1].value, value, node
+
+
+def parameter_attrs(ctx, cls: ClassInfo) -> dict[str, object]:
+    """attribute -> assignment statement, over the class and its bases in the file."""
+    p = ctx.program
+    result: dict[str, object] = {}
+    for k in reversed(p.mro(cls)):
+        if isinstance(k, str):
+            continue
+        for attr, value, stmt in _self_assignments(ctx, k):
+            c = call_of(value)
+            if c and c[0] and p.is_mindspore(p.resolve_dotted(c[0]), PARAMETER_NAMES, bare=("Parameter", "ms.Parameter")):
+                result[attr] = stmt
+    return result
+
+
+def child_cells(ctx, cls: ClassInfo) -> dict[str, object]:
+    """attribute -> ClassInfo (a Cell in the file) or "layer" (a mindspore.nn built-in layer)."""
+    p = ctx.program
+    result: dict[str, object] = {}
+    for k in reversed(p.mro(cls)):
+        if isinstance(k, str):
+            continue
+        for attr, value, _ in _self_assignments(ctx, k):
+            c = call_of(value)
+            if not c or not c[0]:
+                continue
+            local = p.class_named(c[0]) if "." not in c[0] else None
+            if local is not None and p.is_cell(local):
+                result[attr] = local
+            elif p.resolve_dotted(c[0]).startswith("mindspore.nn.") and c[0].split(".")[-1][:1].isupper():
+                result[attr] = "layer"
+    return result

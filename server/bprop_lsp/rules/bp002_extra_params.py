@@ -1,0 +1,88 @@
+"""BP002: a Cell's bprop takes more positional parameters than the forward inputs plus ``out`` and ``dout``."""
+from __future__ import annotations
+
+from ..engine.context import Context
+from ..engine.model import Fix
+from ..engine.param_edits import is_dout_like, is_out_like, remove_params
+from ..engine.program import iter_own_nodes
+from .base import BOTH, GRAPH, Draft, Invalid, Rule, Valid
+from ._signature import arity_applies, construct_related, def_span, view
+
+
+class ExtraParams(Rule):
+    code = "BP002"
+    name = "bprop-extra-params"
+    summary = "A Cell's bprop takes more parameters than construct's inputs plus out and dout."
+    mindspore_says = (
+        "GRAPH: TypeError: Function <graph>, The number of parameter of this primal function is N, but the number "
+        "of parameters of bprop is M. PYNATIVE: TypeError: <Cell>.bprop() missing 1 required positional argument "
+        "(runs if the extras have defaults)."
+    )
+    fix_title = "Remove the extra parameters"
+    valid = (
+        Valid("from mindspore import nn\nclass Id(nn.Cell):\n    def construct(self, x):\n        return x\n"
+              "    def bprop(self, x, out, dout):\n        return (dout,)\n"),
+        Valid("from mindspore import nn\nclass D(nn.Cell):\n    def construct(self, x, y=None):\n        return x\n"
+              "    def bprop(self, x, y, out, dout):\n        return dout, dout\n",
+              "a defaulted construct input may be passed: the count depends on the call"),
+    )
+    invalid = (
+        Invalid("from mindspore import nn\nclass F(nn.Cell):\n    def construct(self, x, y):\n        return x + y\n"
+                "    def bprop(self, x, y, z, out, dout):\n        return dout, dout\n",
+                fixed="from mindspore import nn\nclass F(nn.Cell):\n    def construct(self, x, y):\n        return x + y\n"
+                      "    def bprop(self, x, y, out, dout):\n        return dout, dout\n",
+                note="copied from a three-input cell; z is unused, so the fix removes it"),
+        Invalid("from mindspore import nn\nclass S(nn.Cell):\n    def construct(self, x):\n        return x\n"
+                "    def bprop(self, x, out, dout, scale=2.0):\n        return (dout * scale,)\n",
+                note="a defaulted extra after dout: PYNATIVE runs, GRAPH rejects; it is used, so no automatic fix"),
+    )
+
+    def check(self, ctx: Context):
+        for site in ctx.cell_sites:
+            v = view(ctx, site)
+            if v is None or not arity_applies(v):
+                continue
+            lo, hi = v.input_range
+            n = hi
+            kw_extras = [q for q in v.fn.params if q.kind == "kwonly"]
+            if v.count <= n + 2 and not kw_extras:
+                continue
+            extras = self._extras(v, n)
+            positional_extras_defaulted = all(q.has_default for q in v.params[n + 2:]) if v.count > n + 2 else True
+            kw_defaulted = all(q.has_default for q in kw_extras)
+            fails = GRAPH if positional_extras_defaulted and kw_defaulted else None
+            fix = None
+            if extras and v.fn.node.type == "funcdef" and not (site.inherited and ctx.program.lookup(site.bprop.owner, "construct")):
+                used = {node.value for node in iter_own_nodes(v.fn.node) if node.type == "name"}
+                if not any(q.name in used for q in extras):
+                    edits = remove_params(v.fn, extras, ctx.program.index)
+                    if edits:
+                        fix = Fix("Remove unused parameter" + ("s " if len(extras) > 1 else " ")
+                                  + ", ".join(f"`{q.name}`" for q in extras), tuple(edits))
+            count = v.count + len(kw_extras)
+            names = ", ".join(q.name for q in extras) if extras else f"{count - (n + 2)} parameter(s)"
+            yield Draft(
+                span=def_span(ctx, v.fn),
+                message=f"bprop of {site.owner_label} must take {v.expected_text()}: it has {count} parameters "
+                        f"after self where MindSpore passes {n + 2}; extra: {names}",
+                fails_in=frozenset({fails}) if fails else BOTH,
+                fix=fix,
+                related=construct_related(ctx, site),
+                noqa_line=v.fn.def_line,
+            )
+
+    @staticmethod
+    def _extras(v, n):
+        params = v.params
+        kw = [q for q in v.fn.params if q.kind == "kwonly"]
+        over = len(params) - (n + 2)
+        if over <= 0:
+            return kw
+        inputs = v.inputs or []
+        dout_at = next((i for i, q in enumerate(params) if is_dout_like(q.name) and q.name not in inputs), None)
+        if dout_at is not None and dout_at == n + 1:
+            return params[n + 2:] + kw  # trailing extras after dout
+        unknown = [q for q in params if q.name not in inputs and not is_out_like(q.name) and not is_dout_like(q.name)]
+        if len(unknown) == over:
+            return unknown + kw
+        return []

@@ -1,0 +1,57 @@
+"""BP005: ``@staticmethod`` bprop: GRAPH ignores it silently, PYNATIVE uses it."""
+from __future__ import annotations
+
+from ..engine.context import Context
+from ..engine.model import Edit, Fix
+from ..engine.param_edits import insert_after
+from .base import NEVER, Draft, Invalid, Rule, Valid
+from ._signature import def_span, view
+
+
+def decorator_removal(ctx, fn, name: str):
+    """An edit deleting the line of decorator ``name`` (only when it stands alone on its line)."""
+    for dec, dec_name in zip(fn.decorators, fn.decorator_names):
+        if dec_name == name:
+            start_line = dec.start_pos[0] - 1
+            index = ctx.program.index
+            line = index.line_text(start_line)
+            if line.strip() != dec.get_code().strip():
+                return None
+            from ..engine.model import Position, Span
+
+            return Edit(Span(Position(start_line, 0), Position(start_line + 1, 0)), "")
+    return None
+
+
+class StaticMethodBprop(Rule):
+    code = "BP005"
+    name = "bprop-staticmethod"
+    summary = "A @staticmethod bprop is used by PYNATIVE but silently ignored by GRAPH: the gradients differ."
+    mindspore_says = "No error: GRAPH uses automatic differentiation instead, PYNATIVE calls the bprop."
+    fix_title = "Make bprop a normal method"
+    valid = (
+        Valid("from mindspore import nn\nclass R(nn.Cell):\n    def construct(self, x):\n        return x\n"
+              "    @staticmethod\n    def helper(x):\n        return x\n    def bprop(self, x, out, dout):\n"
+              "        return (self.helper(dout),)\n", "a staticmethod helper that is not the bprop"),
+    )
+    invalid = (
+        Invalid("from mindspore import nn, ops\nclass R(nn.Cell):\n    def construct(self, x):\n        return ops.round(x)\n"
+                "    @staticmethod\n    def bprop(x, out, dout):\n        return (dout,)\n",
+                fixed="from mindspore import nn, ops\nclass R(nn.Cell):\n    def construct(self, x):\n        return ops.round(x)\n"
+                      "    def bprop(self, x, out, dout):\n        return (dout,)\n"),
+    )
+
+    def check(self, ctx: Context):
+        for site in ctx.cell_sites:
+            v = view(ctx, site)
+            if v is None or v.kind != "staticmethod":
+                continue
+            fix = None
+            removal = decorator_removal(ctx, v.fn, "staticmethod")
+            if removal is not None and "self" not in {q.name for q in v.fn.params}:
+                fix = Fix("Make bprop a normal method taking self",
+                          (removal, *insert_after(v.fn, None, ["self"], ctx.program.index)))
+            yield Draft(def_span(ctx, v.fn),
+                        f"bprop of {site.owner_label} is a @staticmethod: GRAPH_MODE silently ignores it and uses "
+                        f"automatic differentiation, PYNATIVE_MODE calls it — the gradients differ",
+                        fails_in=NEVER, fix=fix, noqa_line=v.fn.def_line)

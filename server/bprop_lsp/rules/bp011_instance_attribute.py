@@ -1,0 +1,38 @@
+"""BP011: ``self.bprop = fn`` in ``__init__``: MindSpore decided ``has_bprop`` before, so it is ignored."""
+from __future__ import annotations
+
+from ..engine.context import Context
+from .base import NEVER, Draft, Invalid, Rule, Valid
+from ._parameters import _self_assignments
+
+
+class InstanceAttributeBprop(Rule):
+    code = "BP011"
+    name = "bprop-instance-attribute"
+    summary = ("Assigning self.bprop in __init__ does not install a custom bprop: Cell.__init__ has already decided "
+               "has_bprop (a bound method assigned there is used by GRAPH only). Define bprop as a method.")
+    mindspore_says = "No error: the assignment is silently ignored (a bound method: used by GRAPH, ignored by PYNATIVE)."
+    valid = (
+        Valid("from mindspore import nn\nclass Sq(nn.Cell):\n    def construct(self, x):\n        return x * x\n"
+              "    def bprop(self, x, out, dout):\n        return (2 * x * dout,)\n"),
+    )
+    invalid = (
+        Invalid("from mindspore import nn\n\ndef custom_grad(x, out, dout):\n    return (dout * 100,)\n\n"
+                "class Sq(nn.Cell):\n    def __init__(self):\n        super().__init__()\n        self.bprop = custom_grad\n"
+                "    def construct(self, x):\n        return x * x\n"),
+    )
+
+    def check(self, ctx: Context):
+        p = ctx.program
+        for cls in p.classes:
+            if not p.is_cell(cls):
+                continue
+            for attr, value, stmt in _self_assignments(ctx, cls):
+                if attr != "bprop":
+                    continue
+                target = stmt.children[0]
+                yield Draft(p.span(target),
+                            f"self.bprop assigned on an instance of {cls.name} is ignored as a custom bprop "
+                            f"(Cell.__init__ already decided has_bprop); define `def bprop(self, ..., out, dout)` "
+                            f"on the class",
+                            fails_in=NEVER, noqa_line=stmt.start_pos[0] - 1)

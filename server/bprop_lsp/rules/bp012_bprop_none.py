@@ -1,0 +1,39 @@
+"""BP012: ``bprop = None`` as a class attribute, to "disable" an inherited bprop."""
+from __future__ import annotations
+
+from ..engine.context import Context
+from ..engine.model import Related
+from .base import PYNATIVE, Draft, Invalid, Rule, Valid
+
+
+class BpropNone(Rule):
+    code = "BP012"
+    name = "bprop-none"
+    summary = "`bprop = None` does not disable an inherited bprop: PYNATIVE crashes calling it; restructure the hierarchy."
+    mindspore_says = "PYNATIVE: AttributeError: 'NoneType' object has no attribute '__code__'. GRAPH: ignored."
+    valid = (
+        Valid("from mindspore import nn\nclass Base(nn.Cell):\n    def construct(self, x):\n        return x * 2\n"),
+    )
+    invalid = (
+        Invalid("from mindspore import nn\nclass Base(nn.Cell):\n    def construct(self, x):\n        return x * 2\n"
+                "    def bprop(self, x, out, dout):\n        return (dout * 10,)\n\nclass Plain(Base):\n    bprop = None\n"),
+    )
+
+    def check(self, ctx: Context):
+        p = ctx.program
+        for cls in p.classes:
+            member = cls.members.get("bprop")
+            if member is None or member.value is None or member.function is not None:
+                continue
+            if not (member.value.type == "keyword" and member.value.value == "None") or not p.is_cell(cls):
+                continue
+            stmt = member.node
+            # MindSpore fails on the bprop the None was meant to hide: point there when it is in the file.
+            hidden = next((k.members["bprop"].function for k in p.mro(cls)[1:]
+                           if not isinstance(k, str) and "bprop" in k.members and k.members["bprop"].function), None)
+            span = p.span(hidden.name_node) if hidden is not None and hidden.name_node is not None else p.span(stmt)
+            related = (Related(p.span(stmt), "bprop = None set here"),) if hidden is not None else ()
+            yield Draft(span,
+                        f"`bprop = None` in {cls.name} does not remove a custom bprop: PYNATIVE_MODE tries to call it "
+                        f"and fails; move the bprop to a subclass that needs it instead",
+                        fails_in=frozenset({PYNATIVE}), related=related, noqa_line=stmt.start_pos[0] - 1)

@@ -1,0 +1,82 @@
+"""BP020: a Cell's bprop returns something other than a tuple (a bare Tensor, a list, None)."""
+from __future__ import annotations
+
+from ..engine.context import Context
+from ..engine.model import Edit, Fix
+from .base import BOTH, GRAPH, Draft, Invalid, Rule, Valid
+from ._returns import anchor_span, cell_subjects, return_related, returns_of
+
+
+class NonTupleReturn(Rule):
+    code = "BP020"
+    name = "bprop-returns-non-tuple"
+    summary = "A Cell's bprop must return a tuple with one gradient per forward input, even for one input."
+    mindspore_says = ("GRAPH: TypeError: For bprop function, output should be a tuple, but got <Abstract...>. "
+                      "PYNATIVE: a bare Tensor is accepted for one input; None gives TypeError: The python function "
+                      "output is none.")
+    fix_title = "Return a tuple"
+    valid = (
+        Valid("from mindspore import nn\nclass Sq(nn.Cell):\n    def construct(self, x):\n        return x * x\n"
+              "    def bprop(self, x, out, dout):\n        return (2 * x * dout,)\n"),
+        Valid("from mindspore import nn\nclass Two(nn.Cell):\n    def construct(self, x, y):\n        return x + y\n"
+              "    def bprop(self, x, y, out, dout):\n        grads = [dout, dout]\n        return tuple(grads)\n"),
+    )
+    invalid = (
+        Invalid("from mindspore import nn\nclass Sq(nn.Cell):\n    def construct(self, x):\n        return x * x\n"
+                "    def bprop(self, x, out, dout):\n        return 2 * x * dout\n",
+                fixed="from mindspore import nn\nclass Sq(nn.Cell):\n    def construct(self, x):\n        return x * x\n"
+                      "    def bprop(self, x, out, dout):\n        return (2 * x * dout,)\n"),
+        Invalid("from mindspore import nn\nclass M(nn.Cell):\n    def construct(self, a, b):\n        return a * b\n"
+                "    def bprop(self, a, b, out, dout):\n        return [dout * b, dout * a]\n",
+                fixed="from mindspore import nn\nclass M(nn.Cell):\n    def construct(self, a, b):\n        return a * b\n"
+                      "    def bprop(self, a, b, out, dout):\n        return (dout * b, dout * a)\n"),
+        Invalid("from mindspore import nn\nclass C(nn.Cell):\n    def construct(self, x):\n        return x\n"
+                "    def bprop(self, x, out, dout):\n        dx = dout * 2\n",
+                note="no return statement: the bprop returns None"),
+    )
+
+    def check(self, ctx: Context):
+        for subject in cell_subjects(ctx):
+            yield from non_tuple_drafts(ctx, subject, graph_only_for_single=True)
+
+
+def non_tuple_drafts(ctx, subject, graph_only_for_single: bool):
+    info = returns_of(subject.fn)
+    if info is None:
+        return
+    fn = subject.fn
+    if info.missing:
+        yield Draft(anchor_span(ctx, fn), f"{subject.label} has no return statement, so it returns None: "
+                    f"return a tuple with one gradient per input", fails_in=BOTH, noqa_line=fn.def_line)
+        return
+    for r in info.returns:
+        shape = r.shape
+        if shape.kind == "none":
+            yield Draft(anchor_span(ctx, fn), f"{subject.label} returns None: return a tuple with one gradient per input",
+                        fails_in=BOTH, related=return_related(ctx, r, "returns None here"), noqa_line=fn.def_line)
+        elif shape.kind == "list":
+            fix = None
+            if shape.via_name is None:
+                node = shape.node
+                inner = node.get_code(include_prefix=False)[1:-1]
+                trailing = "," if shape.length == 1 and not inner.rstrip().endswith(",") else ""
+                fix = Fix("Return a tuple instead of a list", (Edit(ctx.program.span(node), f"({inner}{trailing})"),))
+            else:
+                fix = Fix("Return tuple(...) of the list", (Edit(ctx.program.span(shape.via_name), f"tuple({shape.via_name.value})"),))
+            yield Draft(anchor_span(ctx, fn), f"{subject.label} returns a list: GRAPH_MODE requires a tuple",
+                        fails_in=frozenset({GRAPH}), fix=fix,
+                        related=return_related(ctx, r, "returns a list here"), noqa_line=fn.def_line)
+        elif shape.kind == "value":
+            single = subject.lo == subject.hi == 1
+            fix = None
+            target = shape.via_name or shape.node
+            if single and target is not None:
+                code = target.get_code(include_prefix=False)
+                fix = Fix("Wrap the gradient in a one-element tuple", (Edit(ctx.program.span(target), f"({code},)"),))
+            msg = (f"{subject.label} returns a bare value, not a tuple: GRAPH_MODE requires a tuple even for one input"
+                   if single else
+                   f"{subject.label} returns one bare value for {subject.hi} inputs: return a tuple with one gradient per input")
+            yield Draft(anchor_span(ctx, fn), msg,
+                        fails_in=frozenset({GRAPH}) if single and graph_only_for_single else BOTH,
+                        fix=fix if single else None, related=return_related(ctx, r, "returns here"),
+                        noqa_line=fn.def_line)

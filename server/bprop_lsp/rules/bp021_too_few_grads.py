@@ -1,0 +1,51 @@
+"""BP021: a Cell's bprop returns fewer gradients than construct has inputs."""
+from __future__ import annotations
+
+from ..engine.context import Context
+from .base import BOTH, GRAPH, Draft, Invalid, Rule, Valid
+from ._returns import anchor_span, cell_subjects, is_nested_tuple, return_related, returns_of
+
+
+class TooFewGrads(Rule):
+    code = "BP021"
+    name = "bprop-too-few-gradients"
+    summary = ("A Cell's bprop must return one gradient per forward input, non-Tensor inputs and inputs whose "
+               "gradient is not requested included.")
+    mindspore_says = ("GRAPH: RuntimeError: The output size of the 'bprop' must match the number of parameters in "
+                      "its corresponding primal function: k vs. n. PYNATIVE: RuntimeError: Grad size should lager "
+                      "than forward inputs, but got k vs n.")
+    valid = (
+        Valid("from mindspore import nn, ops\nclass P(nn.Cell):\n    def construct(self, x, n):\n        return x ** n\n"
+              "    def bprop(self, x, n, out, dout):\n        return dout * n * x ** (n - 1), ops.zeros_like(n)\n"),
+    )
+    invalid = (
+        Invalid("from mindspore import nn\nclass A(nn.Cell):\n    def construct(self, a, b, c):\n        return a * b + c\n"
+                "    def bprop(self, a, b, c, out, dout):\n        return dout * b, dout * a\n"),
+        Invalid("from mindspore import nn\nclass N(nn.Cell):\n    def construct(self, x, y):\n        return x - y\n"
+                "    def bprop(self, x, y, out, dout):\n        grads = (dout, -dout)\n        return (grads,)\n",
+                note="a nested tuple counts as one gradient (GRAPH_MODE)"),
+    )
+
+    def check(self, ctx: Context):
+        for subject in cell_subjects(ctx):
+            info = returns_of(subject.fn)
+            if info is None or len({r.shape.length for r in info.returns if r.shape.kind == "tuple"}) > 1:
+                continue  # paths disagree: BP023 speaks for it
+            for r in info.returns:
+                s = r.shape
+                if s.kind != "tuple" or s.length >= subject.lo:
+                    continue
+                if any(_is_dict(i) for i in s.items):
+                    continue  # ((dx,), {name: dw}): BP031
+                nested = is_nested_tuple(s, subject.fn)
+                yield Draft(anchor_span(ctx, subject.fn),
+                            f"{subject.label} returns {s.length} gradient(s) for {subject.lo} input(s)"
+                            + (" (a nested tuple counts as one)" if nested else "")
+                            + ": return one gradient per input, ops.zeros_like(x) for those without one",
+                            fails_in=frozenset({GRAPH}) if nested else BOTH,
+                            related=return_related(ctx, r, f"returns {s.length} gradient(s) here"),
+                            noqa_line=subject.fn.def_line)
+
+
+def _is_dict(node) -> bool:
+    return node.type == "atom" and node.children[0] == "{"

@@ -1,0 +1,42 @@
+"""BP023: return paths of a bprop return tuples of different lengths."""
+from __future__ import annotations
+
+from ..engine.context import Context
+from .base import GRAPH, Draft, Invalid, Rule, Valid
+from ._returns import anchor_span, cell_subjects, return_related, returns_of
+
+
+class InconsistentArity(Rule):
+    code = "BP023"
+    name = "bprop-inconsistent-arity"
+    summary = "Every return path of a bprop must return the same number of gradients (GRAPH_MODE types the output)."
+    mindspore_says = "GRAPH: RuntimeError: Can not get size for dynamic length sequence. PYNATIVE: runs."
+    valid = (
+        Valid("from mindspore import nn, ops\nclass D(nn.Cell):\n    def construct(self, x, y):\n        return x / y\n"
+              "    def bprop(self, x, y, out, dout):\n        if x.shape[0] > 2:\n            return ops.zeros_like(x), ops.zeros_like(y)\n"
+              "        return dout / y, -dout * x / (y * y)\n"),
+    )
+    invalid = (
+        Invalid("from mindspore import nn, ops\nclass D(nn.Cell):\n    def construct(self, x, y):\n        return x / y\n"
+                "    def bprop(self, x, y, out, dout):\n        if (x > 0).all():\n            return (ops.zeros_like(x),)\n"
+                "        return dout / y, -dout * x / (y * y)\n", also=("BP021",)),
+    )
+
+    def check(self, ctx: Context):
+        for subject in cell_subjects(ctx):
+            info = returns_of(subject.fn)
+            if info is None:
+                continue
+            tuples = [r for r in info.returns if r.shape.kind == "tuple"]
+            lengths = sorted({r.shape.length for r in tuples})
+            if len(lengths) < 2:
+                continue
+            first = tuples[0]
+            odd = next(r for r in tuples if r.shape.length != first.shape.length)
+            yield Draft(anchor_span(ctx, subject.fn),
+                        f"{subject.label} returns tuples of different lengths ({', '.join(map(str, lengths))}) on "
+                        f"different paths: GRAPH_MODE needs one fixed length",
+                        fails_in=frozenset({GRAPH}),
+                        related=return_related(ctx, first, f"returns {first.shape.length} here")
+                        + return_related(ctx, odd, f"returns {odd.shape.length} here"),
+                        noqa_line=subject.fn.def_line)

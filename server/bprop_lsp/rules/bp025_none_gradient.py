@@ -1,0 +1,64 @@
+"""BP025: ``None`` as a gradient entry (a PyTorch habit): GRAPH returns None, PYNATIVE zeros."""
+from __future__ import annotations
+
+from ..engine.context import Context
+from ..engine.model import Applicability, Edit, Fix
+from .base import NEVER, Draft, Invalid, Rule, Valid
+from ._returns import anchor_span, cell_subjects, return_related, returns_of
+
+
+class NoneGradient(Rule):
+    code = "BP025"
+    name = "bprop-none-gradient"
+    summary = "None as a gradient gives different results in GRAPH (None) and PYNATIVE (zeros): return ops.zeros_like(x)."
+    mindspore_says = "No error: the two modes return different gradients."
+    fix_title = "Replace None with ops.zeros_like(<input>)"
+    fix_safe = False
+    valid = (
+        Valid("from mindspore import nn, ops\nclass M(nn.Cell):\n    def construct(self, x, mask):\n        return x * mask\n"
+              "    def bprop(self, x, mask, out, dout):\n        return dout * mask, ops.zeros_like(mask)\n"),
+    )
+    invalid = (
+        Invalid("from mindspore import nn, ops\nclass M(nn.Cell):\n    def construct(self, x, mask):\n        return x * mask\n"
+                "    def bprop(self, x, mask, out, dout):\n        return dout * mask, None\n",
+                fixed="from mindspore import nn, ops\nclass M(nn.Cell):\n    def construct(self, x, mask):\n        return x * mask\n"
+                      "    def bprop(self, x, mask, out, dout):\n        return dout * mask, ops.zeros_like(mask)\n"),
+    )
+
+    def check(self, ctx: Context):
+        ops_alias = _ops_alias(ctx)
+        for subject in cell_subjects(ctx):
+            info = returns_of(subject.fn)
+            if info is None:
+                continue
+            params = [p.name for p in subject.fn.params if p.kind in ("positional", "posonly")]
+            if params and params[0] == "self":
+                params = params[1:]
+            for r in info.returns:
+                s = r.shape
+                if s.kind != "tuple":
+                    continue
+                for i, item in enumerate(s.items):
+                    if not (item.type == "keyword" and item.value == "None"):
+                        continue
+                    fix = None
+                    if ops_alias and s.via_name is None and i < len(params) and i < subject.hi:
+                        fix = Fix(f"Replace None with {ops_alias}.zeros_like({params[i]})",
+                                  (Edit(ctx.program.span(item), f"{ops_alias}.zeros_like({params[i]})"),),
+                                  Applicability.UNSAFE)
+                    yield Draft(anchor_span(ctx, subject.fn),
+                                f"{subject.label} returns None as gradient {i + 1}: GRAPH_MODE returns None, "
+                                f"PYNATIVE_MODE zeros; return ops.zeros_like(...) instead",
+                                fails_in=NEVER, fix=fix, related=return_related(ctx, r, "None returned here"),
+                                noqa_line=subject.fn.def_line)
+                    break
+
+
+def _ops_alias(ctx) -> str | None:
+    for name, full in ctx.program.imports.items():
+        if full == "mindspore.ops":
+            return name
+    for name, full in ctx.program.imports.items():
+        if full == "mindspore":
+            return f"{name}.ops"
+    return None

@@ -1,0 +1,64 @@
+"""BP030: a Cell's bprop reads or writes a ``Parameter`` (GRAPH refuses it)."""
+from __future__ import annotations
+
+from ..engine.context import Context
+from ..engine.model import Related
+from ..engine.program import iter_own_nodes
+from .base import GRAPH, Draft, Invalid, Rule, Valid
+from ._parameters import LAYER_PARAMETERS, child_cells, parameter_attrs
+from ._signature import def_span, view
+
+
+class ParameterInBprop(Rule):
+    code = "BP030"
+    name = "bprop-uses-parameter"
+    summary = "A Cell's bprop must not touch a Parameter (its own, a child cell's, or one from a base class) in GRAPH_MODE."
+    mindspore_says = "GRAPH: RuntimeError: The user defined 'bprop' function in scope Default does not support using Parameter. PYNATIVE: runs."
+    valid = (
+        Valid("from mindspore import nn\nclass G(nn.Cell):\n    def __init__(self, lambd=1.0):\n        super().__init__()\n"
+              "        self.lambd = lambd\n    def construct(self, x):\n        return x\n"
+              "    def bprop(self, x, out, dout):\n        return (-self.lambd * dout,)\n", "a float attribute is fine"),
+    )
+    invalid = (
+        Invalid("import numpy as np\nfrom mindspore import nn, Parameter, Tensor\nclass G(nn.Cell):\n    def __init__(self):\n"
+                "        super().__init__()\n        self.coeff = Parameter(Tensor(np.ones(1, np.float32)), name='coeff')\n"
+                "    def construct(self, x):\n        return x * 1.0\n    def bprop(self, x, out, dout):\n"
+                "        return (-self.coeff * dout,)\n", also=("BP031",)),
+    )
+
+    def check(self, ctx: Context):
+        p = ctx.program
+        for site in ctx.cell_sites:
+            v = view(ctx, site)
+            if v is None:
+                continue
+            params = parameter_attrs(ctx, site.cls)
+            children = child_cells(ctx, site.cls)
+            for node in iter_own_nodes(v.fn.node) if v.fn.node.type == "funcdef" else ():
+                if node.type not in ("power", "atom_expr") or node.children[0].type != "name" or node.children[0].value != "self":
+                    continue
+                trailers = node.children[1:]
+                names = []
+                for t in trailers:
+                    if t.children[0] != ".":
+                        break
+                    names.append(t.children[1].value)
+                if not names:
+                    continue
+                hit = None
+                if names[0] in params:
+                    hit = f"self.{names[0]}"
+                elif len(names) >= 2 and names[0] in children:
+                    child = children[names[0]]
+                    if child == "layer" and names[1] in LAYER_PARAMETERS:
+                        hit = f"self.{names[0]}.{names[1]}"
+                    elif child != "layer" and names[1] in parameter_attrs(ctx, child):
+                        hit = f"self.{names[0]}.{names[1]}"
+                if hit is None:
+                    continue
+                related = (Related(p.span(node), f"{hit} is a Parameter"),)
+                yield Draft(def_span(ctx, v.fn),
+                            f"bprop of {site.owner_label} uses the Parameter {hit}: GRAPH_MODE does not support "
+                            f"Parameters in a custom bprop; pass the tensor as a construct input instead",
+                            fails_in=frozenset({GRAPH}), related=related, noqa_line=v.fn.def_line)
+                break

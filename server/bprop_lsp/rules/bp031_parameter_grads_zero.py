@@ -1,0 +1,57 @@
+"""BP031: a Cell with a custom bprop owns Parameters used in construct: their gradients are silently zero."""
+from __future__ import annotations
+
+from ..engine.context import Context
+from ..engine.model import Related
+from ..engine.program import iter_own_nodes
+from .base import NEVER, Draft, Invalid, Rule, Valid
+from ._parameters import parameter_attrs
+from ._returns import anchor_span, returns_of
+from ._signature import view
+
+
+class ParameterGradsZero(Rule):
+    code = "BP031"
+    name = "bprop-parameter-grads-zero"
+    summary = ("A cell with a custom bprop gets zero gradients for the Parameters it uses in construct, and a "
+               "returned {name: grad} dict is not honoured: keep Parameters outside the bprop cell and pass them in.")
+    mindspore_says = "No error and no warning: the Parameter gradients are silently zero."
+    valid = (
+        Valid("from mindspore import nn\nclass Mul(nn.Cell):\n    def construct(self, a, b):\n        return a * b\n"
+              "    def bprop(self, a, b, out, dout):\n        return dout * b, dout * a\n",
+              "the weight is passed in as an input by the parent cell"),
+    )
+    invalid = (
+        Invalid("import numpy as np\nfrom mindspore import nn, Parameter, Tensor\nclass L(nn.Cell):\n    def __init__(self):\n"
+                "        super().__init__()\n        self.weight = Parameter(Tensor(np.ones(3, np.float32)), name='weight')\n"
+                "    def construct(self, x):\n        return x * self.weight\n    def bprop(self, x, out, dout):\n"
+                "        return (dout * 2.0,)\n"),
+    )
+
+    def check(self, ctx: Context):
+        for site in ctx.cell_sites:
+            v = view(ctx, site)
+            if v is None or site.construct is None or not site.inputs:
+                continue  # without inputs the bprop exists only for its side: nothing to warn about (case 073)
+            info = returns_of(v.fn) if v.fn.node.type == "funcdef" else None
+            dict_return = info is not None and any(
+                r.shape.kind == "tuple" and any(i.type == "atom" and i.children[0] == "{" for i in r.shape.items)
+                for r in info.returns)
+            params = parameter_attrs(ctx, site.cls)
+            used = None
+            for node in iter_own_nodes(site.construct.node):
+                if node.type in ("power", "atom_expr") and node.children[0].type == "name" and node.children[0].value == "self":
+                    t = node.children[1]
+                    if t.children[0] == "." and t.children[1].value in params:
+                        used = (t.children[1].value, node)
+                        break
+            if used is None and not dict_return:
+                continue
+            if dict_return:
+                msg = (f"bprop of {site.owner_label} returns a {{name: gradient}} dict for Parameters: MindSpore does "
+                       f"not honour it and the Parameter gradients stay zero")
+            else:
+                msg = (f"{site.cls.name} uses its Parameter self.{used[0]} in construct but has a custom bprop: the "
+                       f"gradient of self.{used[0]} is silently zero; pass it in as a construct input instead")
+            related = (Related(ctx.program.span(used[1]), f"self.{used[0]} used here"),) if used else ()
+            yield Draft(anchor_span(ctx, v.fn), msg, fails_in=NEVER, related=related, noqa_line=v.fn.def_line)

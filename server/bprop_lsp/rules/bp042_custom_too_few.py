@@ -1,0 +1,37 @@
+"""BP042: the ``bprop=`` function of ``ops.Custom`` returns fewer gradients than the op has inputs."""
+from __future__ import annotations
+
+from ..engine.context import Context
+from .base import BOTH, Draft, Invalid, Rule, Valid
+from ._returns import anchor_span, custom_subjects, return_related, returns_of
+
+
+class CustomTooFew(Rule):
+    code = "BP042"
+    name = "custom-bprop-too-few-gradients"
+    summary = "The bprop of ops.Custom must return one gradient per op input."
+    mindspore_says = ("GRAPH: IndexError: The tuple_getitem index should be less than k, but got k. PYNATIVE: "
+                      "RuntimeError: Fn gradient size should larger than next edges size, but got k vs n.")
+    valid = (
+        Valid("from mindspore import ops\n\ndef mul(x, y):\n    return x * y\n\ndef mul_bprop(x, y, out, dout):\n"
+              "    return dout * y, dout * x\n\nop = ops.Custom(mul, out_shape=lambda a, b: a, out_dtype=lambda a, b: a, "
+              "func_type='pyfunc',\n                bprop=mul_bprop)\n"),
+    )
+    invalid = (
+        Invalid("from mindspore import ops\n\ndef mul(x, y):\n    return x * y\n\ndef mul_bprop(x, y, out, dout):\n"
+                "    return (dout * y,)\n\nop = ops.Custom(mul, out_shape=lambda a, b: a, out_dtype=lambda a, b: a, "
+                "func_type='pyfunc',\n                bprop=mul_bprop)\n"),
+    )
+
+    def check(self, ctx: Context):
+        for subject in custom_subjects(ctx):
+            info = returns_of(subject.fn)
+            if info is None:
+                continue
+            for r in info.returns:
+                if r.shape.kind == "tuple" and r.shape.length < subject.lo:
+                    yield Draft(anchor_span(ctx, subject.fn),
+                                f"{subject.label} returns {r.shape.length} gradient(s) for {subject.lo} op input(s): "
+                                f"return one per input",
+                                fails_in=BOTH, related=return_related(ctx, r, f"returns {r.shape.length} here"),
+                                noqa_line=subject.fn.def_line)
