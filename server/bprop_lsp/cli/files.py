@@ -64,11 +64,11 @@ def decode(raw: bytes, label: str) -> tuple[str, str]:
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
     except SyntaxError as exc:
-        raise SourceError(f"{label}: {exc}; skipped") from None
+        raise SourceError(f"{label}: not valid UTF-8 and no usable coding declaration ({exc}); skipped") from None
     try:
         text = raw.decode(encoding)
     except (UnicodeDecodeError, LookupError) as exc:
-        raise SourceError(f"{label}: not valid {encoding} ({exc.__class__.__name__}: {exc}); skipped") from None
+        raise SourceError(f"{label}: not valid {'UTF-8' if encoding.startswith('utf-8') else encoding} ({exc.__class__.__name__}: {exc}); skipped") from None
     if text.startswith("\ufeff"):
         text = text[1:]
     return text, encoding
