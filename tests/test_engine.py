@@ -1,0 +1,131 @@
+"""The pure engine without LSP: positions, half-typed code, modes, settings, fixes and MRO resolution."""
+from __future__ import annotations
+
+import pytest
+
+from bprop_lsp.engine import Settings, Severity, analyze, apply_edits, fix_all
+from bprop_lsp.engine.settings import merge
+
+SEED = ("from mindspore import nn\n"
+        "class MulAdd(nn.Cell):\n"
+        "    def construct(self, x, y):\n"
+        "        return 2 * x + y\n"
+        "    def bprop(self, x, y, out):\n"
+        "        return 2 * out, out\n")
+
+
+def only(text, code="BP001", settings=Settings()):
+    found = [f for f in analyze(text, settings).findings if f.code == code]
+    assert len(found) == 1, [(f.code, f.message) for f in analyze(text, settings).findings]
+    return found[0]
+
+
+def test_seed_span_is_the_bprop_name():
+    f = only(SEED)
+    assert (f.span.start.line, f.span.start.column, f.span.end.line, f.span.end.column) == (4, 8, 4, 13)
+    assert f.related and f.related[0].span.start.line == 2  # points at construct
+
+
+def test_columns_are_code_points_after_cjk_and_emoji():
+    text = SEED.replace("    def bprop(self, x, y, out):", "    x_注释 = 1; 😀 = 2; exec = 3\n    def bprop(self, x, y, out):")
+    text = ("# 中文注释 😀\nfrom mindspore import nn\nclass 乘加(nn.Cell):\n"
+            "    def construct(self, 输入, y):\n        return 输入\n"
+            "    甲 = '😀'; def_ = 1\n"
+            "    def bprop(self, 输入, y, 输出):  # 反向 😀\n        return 输出, 输出\n")
+    f = only(text)
+    line = text.split("\n")[f.span.start.line]
+    assert line[f.span.start.column:f.span.end.column] == "bprop"
+    fixed = apply_edits(text, f.fix.edits)
+    assert "    def bprop(self, 输入, y, 输出, dout):  # 反向 😀\n" in fixed
+
+
+def test_crlf_and_tabs_are_kept_by_the_fix():
+    text = SEED.replace("    ", "\t").replace("\n", "\r\n")
+    fixed, n = fix_all(text)
+    assert n == 1 and "\tdef bprop(self, x, y, out, dout):\r\n" in fixed
+    assert fixed.replace("out, dout)", "out)") == text
+
+
+def test_multiline_signature_gets_a_line_of_its_own():
+    text = SEED.replace("    def bprop(self, x, y, out):",
+                        "    def bprop(\n        self,\n        x,  # first\n        y,\n        out  # fwd\n    ):")
+    fixed, _ = fix_all(text)
+    assert "        out,  # fwd\n        dout\n    ):" in fixed
+
+
+def test_name_clash_picks_a_fresh_name():
+    text = SEED.replace("return 2 * out, out", "dout = 1\n        return 2 * out, out")
+    f = only(text)
+    assert "dout_1" in f.fix.edits[0].new_text
+
+
+def test_half_typed_file_still_reports():
+    text = SEED + "\nclass Broken(nn.Cell:\n    def construct(self, x\n"
+    analysis = analyze(text)
+    assert analysis.syntax_errors
+    assert [f.code for f in analysis.findings] == ["BP001"]
+
+
+@pytest.mark.parametrize("cut", range(0, len(SEED), 7))
+def test_every_prefix_of_the_seed_is_analysed_without_error(cut):
+    analyze(SEED[:cut])
+
+
+def test_file_without_bprop_is_not_parsed():
+    assert analyze("x = (\n" * 1000).findings == []
+
+
+def test_aliases_and_hierarchy():
+    text = ("import mindspore.nn as mnn\nfrom mindspore.nn import Cell as C\n"
+            "class Mixin:\n    def bprop(self, x, out):\n        return (out,)\n"
+            "def factory():\n    if True:\n        class Inner(Mixin, C):\n            def construct(self, x):\n"
+            "                return x\n    return Inner\n"
+            "class Base(mnn.Cell):\n    pass\n"
+            "class Leaf(Base):\n    def construct(self, a):\n        return a\n    bprop = lambda self, a, out: (out,)\n")
+    codes = sorted((f.code, f.span.start.line) for f in analyze(text).findings)
+    assert codes == [("BP001", 3), ("BP001", 16)]
+
+
+def test_non_cell_class_with_bprop_is_ignored():
+    text = "class Helper:\n    def construct(self, x):\n        return x\n    def bprop(self, out):\n        return out\n"
+    assert analyze(text).findings == []
+
+
+def test_mode_specific_findings_follow_the_mode():
+    text = SEED.replace("def bprop(self, x, y, out):", "def bprop(self, x, y, out, dout, scale=2.0):")
+    text = text.replace("return 2 * out, out", "return 2 * dout * scale, dout")
+    auto = only(text, "BP002")
+    assert auto.severity is Severity.WARNING and "GRAPH_MODE" in auto.message
+    assert only(text, "BP002", Settings(mode="graph")).severity is Severity.ERROR
+    assert only(text, "BP002", Settings(mode="pynative")).severity is Severity.INFO
+    inferred = "import mindspore as ms\nms.set_context(mode=ms.GRAPH_MODE)\n" + text
+    assert only(inferred, "BP002").severity is Severity.ERROR
+
+
+def test_settings_merge_reports_bad_values():
+    result = merge(Settings(), {"mode": "fast", "select": ["BP001", "XYZ"], "bogus": 1, "ignore": 5}, "test")
+    assert result.settings.mode == "auto" and result.settings.select == ("BP001",)
+    assert len(result.warnings) == 4 and all(w.startswith("test:") for w in result.warnings)
+
+
+def test_incremental_parse_matches_a_fresh_parse():
+    key = "test://incremental"
+    text = SEED
+    analyze(text, cache_key=key)
+    for edit in ["dout", ", dout", ""]:
+        text2 = text.replace("out):", f"out{edit}):")
+        inc = analyze(text2, cache_key=key)
+        fresh = analyze(text2)
+        assert [(f.code, f.span, f.message) for f in inc.findings] == [(f.code, f.span, f.message) for f in fresh.findings]
+        text = text2
+
+
+def test_fix_all_is_idempotent():
+    once, n = fix_all(SEED)
+    twice, m = fix_all(once)
+    assert n == 1 and m == 0 and once == twice
+
+
+def test_noqa_inside_a_string_does_not_suppress():
+    text = SEED.replace("def bprop(self, x, y, out):", "def bprop(self, x, y, out=' # noqa'):")
+    assert "BP001" in {f.code for f in analyze(text).findings}
