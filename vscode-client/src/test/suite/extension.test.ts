@@ -1,0 +1,141 @@
+// Runs inside a real VS Code (code-server's extension host) against the packaged extension and the real server.
+import * as assert from 'assert';
+import * as path from 'path';
+import * as vscode from 'vscode';
+import type { BpropLspApi } from '../../extension';
+
+const EXTENSION_ID = 'bprop-lsp.bprop-lsp';
+const SEED = [
+  'from mindspore import nn',
+  'class MulAdd(nn.Cell):',
+  '    def construct(self, x, y):',
+  '        return 2 * x + y',
+  '    def bprop(self, x, y, out):',
+  '        return 2 * out, out',
+  '',
+].join('\n');
+const FIXED_LINE = '    def bprop(self, x, y, out, dout):';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+async function waitFor<T>(what: string, fn: () => T | undefined | false | Promise<T | undefined | false>, ms = 30000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (v) {
+      return v;
+    }
+    if (Date.now() > end) {
+      throw new Error(`timed out after ${ms} ms waiting for: ${what}`);
+    }
+    await sleep(100);
+  }
+}
+
+const codeOf = (d: vscode.Diagnostic) => String(typeof d.code === 'object' ? d.code.value : d.code);
+const bp001 = (uri: vscode.Uri) => vscode.languages.getDiagnostics(uri).filter((d) => codeOf(d) === 'BP001');
+
+describe('bprop-lsp in a real VS Code', function () {
+  let api: BpropLspApi;
+  let doc: vscode.TextDocument;
+  let uri: vscode.Uri;
+
+  async function setText(text: string): Promise<void> {
+    const edit = new vscode.WorkspaceEdit();
+    edit.replace(uri, new vscode.Range(doc.positionAt(0), doc.positionAt(doc.getText().length)), text);
+    assert.ok(await vscode.workspace.applyEdit(edit), 'edit applied');
+  }
+
+  async function configure(key: string, value: unknown): Promise<void> {
+    await vscode.workspace.getConfiguration('bprop-lsp').update(key, value, vscode.ConfigurationTarget.Workspace);
+  }
+
+  before(async function () {
+    const folder = vscode.workspace.workspaceFolders?.[0];
+    assert.ok(folder, 'the tests need a workspace folder');
+    uri = vscode.Uri.file(path.join(folder.uri.fsPath, 'seed.py'));
+    await vscode.workspace.fs.writeFile(uri, Buffer.from(SEED));
+    doc = await vscode.workspace.openTextDocument(uri);
+    await vscode.window.showTextDocument(doc);
+    const ext = vscode.extensions.getExtension<BpropLspApi>(EXTENSION_ID);
+    assert.ok(ext, `${EXTENSION_ID} is installed`);
+    api = await ext.activate();
+    await api.ready();
+  });
+
+  afterEach(async function () {
+    await configure('ignore', undefined);
+    await api.ready();
+  });
+
+  it('runs the bundled server from the extension', function () {
+    const cmd = api.serverCommand();
+    assert.ok(cmd, 'a server command was found');
+    assert.ok(cmd.args.some((a) => a.endsWith(path.join('bundled', 'tool', 'bprop_lsp_server.py'))), JSON.stringify(cmd));
+    assert.ok(api.serverPid(), 'server process is running');
+  });
+
+  it('shows BP001 at the def bprop line of the seed program', async function () {
+    const [d] = await waitFor('BP001 on seed.py', () => (bp001(uri).length ? bp001(uri) : undefined));
+    assert.strictEqual(d.range.start.line, 4, `diagnostic on line ${d.range.start.line + 1}: ${d.message}`);
+    assert.ok(doc.lineAt(4).text.includes('def bprop'), 'line 5 is the def bprop line');
+  });
+
+  it('quick fix turns it into def bprop(self, x, y, out, dout):', async function () {
+    const [d] = await waitFor('BP001 on seed.py', () => (bp001(uri).length ? bp001(uri) : undefined));
+    const actions = await vscode.commands.executeCommand<vscode.CodeAction[]>(
+      'vscode.executeCodeActionProvider', uri, d.range, vscode.CodeActionKind.QuickFix.value, 10);
+    const fix = actions.find((a) => a.diagnostics?.some((x) => codeOf(x) === 'BP001') && a.edit)
+      ?? actions.find((a) => a.kind && vscode.CodeActionKind.QuickFix.contains(a.kind) && a.edit);
+    assert.ok(fix, `a BP001 quick fix is offered (got: ${actions.map((a) => a.title).join(' | ')})`);
+    assert.ok(await vscode.workspace.applyEdit(fix.edit!), 'quick fix applied');
+    assert.strictEqual(doc.lineAt(4).text, FIXED_LINE);
+    await waitFor('BP001 gone after the fix', () => bp001(uri).length === 0);
+  });
+
+  it('fix all in file (bprop-lsp.fixAll command, source.fixAll.bprop-lsp)', async function () {
+    const two = SEED + [
+      'class Scale(nn.Cell):',
+      '    def construct(self, x):',
+      '        return 3 * x',
+      '    def bprop(self, x, out):',
+      '        return (3 * out,)',
+      '',
+    ].join('\n');
+    await setText(two);
+    await waitFor('two BP001 findings', () => bp001(uri).length === 2);
+    await vscode.window.showTextDocument(doc);
+    await vscode.commands.executeCommand('bprop-lsp.fixAll');
+    await waitFor('both bprop signatures fixed', () => doc.lineAt(4).text === FIXED_LINE && doc.lineAt(9).text === '    def bprop(self, x, out, dout):'
+      ? true : undefined, 10000);
+    await waitFor('no BP001 left', () => bp001(uri).length === 0);
+  });
+
+  it('a setting change reaches the server (bprop-lsp.ignore: ["BP001"])', async function () {
+    await setText(SEED);
+    await waitFor('BP001 on the seed', () => bp001(uri).length === 1);
+    await configure('ignore', ['BP001']);
+    await waitFor('BP001 suppressed by the setting', () => bp001(uri).length === 0);
+    assert.ok(api.serverPid(), 'server still running');
+    await configure('ignore', undefined);
+    await waitFor('BP001 back once the setting is removed', () => bp001(uri).length === 1);
+  });
+
+  it('the server restarts after being killed', async function () {
+    await setText(SEED);
+    await waitFor('BP001 on the seed', () => bp001(uri).length === 1);
+    const pid = api.serverPid();
+    assert.ok(pid, 'server pid known');
+    process.kill(pid, 'SIGKILL');
+    const newPid = await waitFor('a new server process', () => { const p = api.serverPid(); return p && p !== pid ? p : undefined; });
+    assert.notStrictEqual(newPid, pid);
+    // the new server must be live: edit the file and see the finding move down one line
+    await waitFor('the client running again', () => api.client()?.isRunning());
+    await setText('# moved\n' + SEED);
+    await waitFor('BP001 from the restarted server, on line 6', () => bp001(uri).some((d) => d.range.start.line === 5));
+  });
+
+  after(async function () {
+    await setText(SEED);
+    await doc.save();
+  });
+});
