@@ -1,0 +1,92 @@
+"""``textDocument/codeAction``: a preferred quick fix per fixable diagnostic, "Disable BPxxx for this line",
+and ``source.fixAll.bprop-lsp`` (its edit computed lazily by ``codeAction/resolve`` when the client can)."""
+from __future__ import annotations
+
+from lsprotocol import types
+
+from .diagnostics import SOURCE
+from .edits import text_edit, workspace_edit
+
+FIX_ALL = f"{types.CodeActionKind.SourceFixAll.value}.{SOURCE}"
+KINDS = [types.CodeActionKind.QuickFix, FIX_ALL]
+OPTIONS = types.CodeActionOptions(code_action_kinds=KINDS, resolve_provider=True)
+
+
+def _wants(only: list | None, kind: str) -> bool:
+    if not only:
+        return True
+    return any(kind == k or kind.startswith(f"{k}.") for k in (str(getattr(o, "value", o)) for o in only))
+
+
+def _data(diagnostic: types.Diagnostic) -> dict | None:
+    data = diagnostic.data
+    if isinstance(data, dict) and "code" in data:
+        return data
+    return None
+
+
+def _data_from_result(state, diagnostic: types.Diagnostic) -> dict | None:
+    """Clients without ``dataSupport`` drop ``data``: find the diagnostic in the cached result instead."""
+    result = state.result
+    if result is None or result.version != state.doc.version:
+        return None
+    for d in result.diagnostics:
+        if d.code == diagnostic.code and d.range == diagnostic.range:
+            return d.data
+    return None
+
+
+def code_action(ls, params: types.CodeActionParams):
+    if not ls.caps.code_action_literals:
+        return None
+    uri = params.text_document.uri
+    state = ls.store.get(uri)
+    if state is None:
+        return None
+    version = state.doc.version
+    only = params.context.only
+    actions: list[types.CodeAction] = []
+    if _wants(only, types.CodeActionKind.QuickFix.value):
+        noqa_actions = []
+        for diagnostic in params.context.diagnostics:
+            if diagnostic.source != SOURCE:
+                continue
+            data = _data(diagnostic) or _data_from_result(state, diagnostic)
+            if data is None or data.get("v") != version:
+                continue  # from an older version of the text: its edits no longer apply
+            fix = data.get("fix")
+            if fix:
+                actions.append(types.CodeAction(
+                    title=f"{fix['title']} ({data['code']})",
+                    kind=types.CodeActionKind.QuickFix,
+                    diagnostics=[diagnostic],
+                    is_preferred=bool(fix.get("safe", True)),
+                    edit=workspace_edit(ls, uri, version, [text_edit(e) for e in fix["edits"]]),
+                ))
+            if data.get("noqa"):
+                noqa_actions.append(types.CodeAction(
+                    title=f"Disable {data['code']} for this line",
+                    kind=types.CodeActionKind.QuickFix,
+                    diagnostics=[diagnostic],
+                    edit=workspace_edit(ls, uri, version, [text_edit(data["noqa"])]),
+                ))
+        actions.extend(noqa_actions)
+    if (only and _wants(only, FIX_ALL)) or (not only and _has_safe_fix(state)):
+        action = types.CodeAction(title="bprop-lsp: fix all auto-fixable problems", kind=FIX_ALL,
+                                  data={"uri": uri, "version": version})
+        if not ls.caps.code_action_resolve_edit:
+            from .code_action_resolve import fix_all_edit
+
+            edit = fix_all_edit(ls, state, version)
+            if edit is None:
+                return actions or None
+            action.edit = edit
+        actions.append(action)
+    return actions or None
+
+
+def _has_safe_fix(state) -> bool:
+    result = state.result
+    if result is None:
+        return False
+    return any(f.fix is not None and f.fix.is_safe for f in result.analysis.findings)

@@ -1,0 +1,43 @@
+"""``codeAction/resolve``: compute the fix-all edit only when the user picks the action."""
+from __future__ import annotations
+
+import asyncio
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcContentModified
+
+from ..engine import fix_all
+from .convert import Lines
+from .edits import minimal_edits, workspace_edit
+
+
+def _fix_all_edits(text: str, settings, lines: Lines, encoding: str) -> list[types.TextEdit]:
+    fixed, _count = fix_all(text, settings)
+    return [types.TextEdit(range=lines.range_to_client(span, encoding), new_text=new)
+            for span, new in minimal_edits(text, fixed)]
+
+
+def fix_all_edit(ls, state, version) -> types.WorkspaceEdit | None:
+    doc = state.doc
+    edits = _fix_all_edits(doc.text, ls.settings.for_uri(doc.uri), doc.lines(), ls.caps.position_encoding)
+    if not edits:
+        return None
+    return workspace_edit(ls, doc.uri, version, edits)
+
+
+async def resolve(ls, action: types.CodeAction) -> types.CodeAction:
+    data = action.data if isinstance(action.data, dict) else {}
+    state = ls.store.get(data.get("uri", ""))
+    if state is None or action.edit is not None:
+        return action
+    doc = state.doc
+    if data.get("version") != doc.version:
+        raise JsonRpcContentModified(f"{doc.uri} changed since the action was offered")
+    version, text = doc.version, doc.text
+    loop = asyncio.get_running_loop()
+    edits = await loop.run_in_executor(ls.scheduler.executor, _fix_all_edits, text, ls.settings.for_uri(doc.uri),
+                                       doc.lines(), ls.caps.position_encoding)
+    if doc.text is not text:
+        raise JsonRpcContentModified(f"{doc.uri} changed while the fixes were computed")
+    action.edit = workspace_edit(ls, doc.uri, version, edits)
+    return action

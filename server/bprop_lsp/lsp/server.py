@@ -1,0 +1,177 @@
+"""The language server: creates the pygls ``LanguageServer``, registers one module per LSP method, ``run(args)``.
+
+Never executes user code: documents are only parsed (parso) and analysed by the engine.
+"""
+from __future__ import annotations
+
+import gc
+import json
+import logging
+import sys
+from typing import Any
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcParseError
+from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
+from pygls.protocol.language_server import lsp_method
+
+from .. import __version__
+from . import code_action, code_action_resolve, diagnostics, did_change, did_close, did_open, hover, notebook
+from . import workspace_settings
+from .capabilities import ClientCaps
+from .documents import DocumentStore
+from .scheduler import Scheduler
+from .settings import SettingsStore
+
+log = logging.getLogger("bprop_lsp.lsp")
+
+
+class _Malformed:
+    """A request whose params could not be read: answered with a JSON-RPC error instead of dropped."""
+
+    jsonrpc = "2.0"
+
+    def __init__(self, msg_id, method: str, error: JsonRpcException):
+        self.id, self.method, self.error = msg_id, method, error
+
+
+class BpropProtocol(LanguageServerProtocol):
+    """pygls' protocol, with the server's own document store and no dead ends for malformed input."""
+
+    def structure_message(self, data: dict[str, Any]):
+        try:
+            return super().structure_message(data)
+        except JsonRpcException as exc:
+            if isinstance(data, dict) and "id" in data and "method" in data:
+                return _Malformed(data["id"], str(data["method"]), exc)
+            raise
+
+    def handle_message(self, message):
+        if isinstance(message, _Malformed):
+            cause = message.error.__cause__
+            detail = f": {cause}".splitlines()[0] if cause else ""
+            error = JsonRpcInvalidParams(f"invalid params for {message.method}{detail}")
+            log.warning("malformed %s request %r%s", message.method, message.id, detail)
+            self._send_response(message.id, error=error.to_response_error())
+            return
+        return super().handle_message(message)
+
+    # The server keeps the text itself (documents.py): skip pygls' copy of every text document.
+    @lsp_method(types.TEXT_DOCUMENT_DID_OPEN)
+    def lsp_text_document__did_open(self, params):
+        if (handler := self.fm.features.get(types.TEXT_DOCUMENT_DID_OPEN)) is not None:
+            yield handler, (params,), None
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
+    def lsp_text_document__did_change(self, params):
+        if (handler := self.fm.features.get(types.TEXT_DOCUMENT_DID_CHANGE)) is not None:
+            yield handler, (params,), None
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_CLOSE)
+    def lsp_text_document__did_close(self, params):
+        if (handler := self.fm.features.get(types.TEXT_DOCUMENT_DID_CLOSE)) is not None:
+            yield handler, (params,), None
+
+    @lsp_method(types.NOTEBOOK_DOCUMENT_DID_OPEN)
+    def lsp_notebook_document__did_open(self, params):
+        if (handler := self.fm.features.get(types.NOTEBOOK_DOCUMENT_DID_OPEN)) is not None:
+            yield handler, (params,), None
+
+    @lsp_method(types.NOTEBOOK_DOCUMENT_DID_CHANGE)
+    def lsp_notebook_document__did_change(self, params):
+        if (handler := self.fm.features.get(types.NOTEBOOK_DOCUMENT_DID_CHANGE)) is not None:
+            yield handler, (params,), None
+
+    @lsp_method(types.NOTEBOOK_DOCUMENT_DID_CLOSE)
+    def lsp_notebook_document__did_close(self, params):
+        if (handler := self.fm.features.get(types.NOTEBOOK_DOCUMENT_DID_CLOSE)) is not None:
+            yield handler, (params,), None
+
+
+class BpropServer(LanguageServer):
+    def __init__(self):
+        super().__init__("bprop-lsp", __version__, protocol_cls=BpropProtocol,
+                         text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+                         notebook_document_sync=notebook.SYNC_OPTIONS)
+        self.caps = ClientCaps()
+        self.store = DocumentStore()
+        self.settings = SettingsStore(self.log_warning)
+        self.scheduler = Scheduler(self)
+
+    # ------------------------------------------------------------------ messages to the user
+    def _log(self, kind: types.MessageType, message: str) -> None:
+        try:
+            self.window_log_message(types.LogMessageParams(type=kind, message=message))
+        except Exception:  # noqa: BLE001 - no transport yet (or gone): stderr still has it
+            log.warning("%s", message)
+
+    def log_warning(self, message: str) -> None:
+        log.warning("%s", message)
+        self._log(types.MessageType.Warning, message)
+
+    def log_error(self, message: str) -> None:
+        self._log(types.MessageType.Error, message)
+
+    def report_server_error(self, error: Exception, source) -> None:
+        """Errors outside a request (a notification handler, unreadable JSON): log them, keep serving."""
+        if isinstance(error, json.JSONDecodeError) or isinstance(getattr(error, "__cause__", None), json.JSONDecodeError):
+            self.protocol._send_response(None, error=JsonRpcParseError(f"parse error: {error}").to_response_error())
+        self.log_error(f"bprop-lsp: {getattr(source, '__name__', source)}: {error.__class__.__name__}: {error}")
+
+
+def create_server() -> BpropServer:
+    ls = BpropServer()
+
+    @ls.feature(types.INITIALIZE)
+    def initialize(ls: BpropServer, params: types.InitializeParams) -> None:
+        ls.caps = ClientCaps.resolve(params.capabilities)
+        folders = [f.uri for f in (params.workspace_folders or [])]
+        if not folders and params.root_uri:
+            folders = [params.root_uri]
+        ls.settings.folders = folders
+        ls.settings.set_initialization_options(params.initialization_options)
+
+    @ls.feature(types.INITIALIZED)
+    async def initialized(ls: BpropServer, params: types.InitializedParams) -> None:
+        await workspace_settings.on_initialized(ls)
+
+    @ls.feature(types.SHUTDOWN)
+    def shutdown(ls: BpropServer, params: None) -> None:
+        ls.scheduler.executor.shutdown(wait=False, cancel_futures=True)
+
+    ls.feature(types.TEXT_DOCUMENT_DID_OPEN)(did_open.did_open)
+    ls.feature(types.TEXT_DOCUMENT_DID_CHANGE)(did_change.did_change)
+    ls.feature(types.TEXT_DOCUMENT_DID_CLOSE)(did_close.did_close)
+    ls.feature(types.NOTEBOOK_DOCUMENT_DID_OPEN)(notebook.did_open)
+    ls.feature(types.NOTEBOOK_DOCUMENT_DID_CHANGE)(notebook.did_change)
+    ls.feature(types.NOTEBOOK_DOCUMENT_DID_CLOSE)(notebook.did_close)
+    ls.feature(types.TEXT_DOCUMENT_DIAGNOSTIC, types.DiagnosticOptions(
+        identifier=diagnostics.SOURCE, inter_file_dependencies=False, workspace_diagnostics=True,
+    ))(diagnostics.document_diagnostic)
+    ls.feature(types.WORKSPACE_DIAGNOSTIC)(diagnostics.workspace_diagnostic)
+    ls.feature(types.TEXT_DOCUMENT_CODE_ACTION, code_action.OPTIONS)(code_action.code_action)
+    ls.feature(types.CODE_ACTION_RESOLVE)(code_action_resolve.resolve)
+    ls.feature(types.TEXT_DOCUMENT_HOVER)(hover.hover)
+    ls.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)(workspace_settings.did_change_configuration)
+    ls.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)(workspace_settings.did_change_watched_files)
+    return ls
+
+
+def run(args=None) -> int:
+    log_file = getattr(args, "log_file", None)
+    handlers: list[logging.Handler] = [logging.StreamHandler(sys.stderr)]
+    if log_file:
+        handlers.append(logging.FileHandler(log_file, encoding="utf-8"))
+    logging.basicConfig(level=logging.INFO if log_file else logging.WARNING, handlers=handlers,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    ls = create_server()
+    # Everything imported so far lives as long as the process: keep it out of the collector's way.
+    gc.freeze()
+    tcp = getattr(args, "tcp", None)
+    if tcp:
+        host, _, port = tcp.rpartition(":")
+        ls.start_tcp(host or "127.0.0.1", int(port))
+    else:
+        ls.start_io()
+    return 0
