@@ -5,13 +5,12 @@ Never executes user code: documents are only parsed (parso) and analysed by the 
 from __future__ import annotations
 
 import gc
-import json
 import logging
 import sys
 from typing import Any
 
 from lsprotocol import types
-from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcParseError
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
@@ -114,9 +113,10 @@ class BpropServer(LanguageServer):
         self._log(types.MessageType.Error, message)
 
     def report_server_error(self, error: Exception, source) -> None:
-        """Errors outside a request (a notification handler, unreadable JSON): log them, keep serving."""
-        if isinstance(error, json.JSONDecodeError) or isinstance(getattr(error, "__cause__", None), json.JSONDecodeError):
-            self.protocol._send_response(None, error=JsonRpcParseError(f"parse error: {error}").to_response_error())
+        """Errors outside a request (a notification handler, a body that is not JSON): log them, keep serving.
+
+        (A body that is not JSON has no id to answer; a response with a null id confuses pygls-based clients.)
+        """
         self.log_error(f"bprop-lsp: {getattr(source, '__name__', source)}: {error.__class__.__name__}: {error}")
 
 

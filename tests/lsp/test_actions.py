@@ -1,0 +1,99 @@
+"""Fix-all (lazy through codeAction/resolve, or eager for clients without resolve), the noqa action, hover."""
+import asyncio
+
+import pytest
+from lsprotocol import types
+from pytest_lsp import client_capabilities
+
+from lsp_helpers import SEED, SEED_DEF_LINE, TIMEOUT, Session, edits_for, lines_of
+
+URI = "file:///tmp/bprop-lsp-tests/actions.py"
+TWO = SEED + (
+    "class Scale(nn.Cell):\n"
+    "    def construct(self, x):\n"
+    "        return 3 * x\n"
+    "    def bprop(self, x, out):  # keeps this comment\n"
+    "        return (3 * out,)\n"
+)
+
+
+def _without_resolve(caps: types.ClientCapabilities) -> types.ClientCapabilities:
+    caps.text_document.code_action.resolve_support = None
+    return caps
+
+
+async def _session(client, caps) -> Session:
+    result = await client.initialize_session(types.InitializeParams(capabilities=caps))
+    enc = result.capabilities.position_encoding
+    return Session(client, caps, str(getattr(enc, "value", enc) or "utf-16"))
+
+
+@pytest.mark.parametrize("resolve", [True, False], ids=["resolve", "eager"])
+async def test_fix_all(client, resolve):
+    caps = client_capabilities("visual-studio-code")
+    if not resolve:
+        caps = _without_resolve(caps)
+    s = await _session(client, caps)
+    s.open(URI, TWO)
+    diags = await s.diagnostics(URI, expect=lambda d: len(d) == 2)
+    actions = await s.code_actions(URI, [], only=[f"source.fixAll.bprop-lsp"])
+    (action,) = actions
+    assert action.kind == "source.fixAll.bprop-lsp"
+    if resolve:
+        assert action.edit is None  # computed only when picked
+        action = await asyncio.wait_for(client.code_action_resolve_async(action), TIMEOUT)
+    edits = edits_for(action.edit, URI, versioned=True, version=1)
+    # minimal: one insertion per bprop, nothing else rewritten
+    assert sorted(e.new_text for e in edits) == [", dout", ", dout"]
+    assert all(e.range.start == e.range.end for e in edits)
+    s.change(URI, edits)
+    lines = lines_of(s.texts[URI])
+    assert lines[SEED_DEF_LINE] == "    def bprop(self, x, y, out, dout):"
+    assert lines[9] == "    def bprop(self, x, out, dout):  # keeps this comment"
+    assert await s.diagnostics(URI, expect=lambda d: d == []) == []
+    assert len(diags) == 2
+
+
+@pytest.mark.parametrize("existing", ["", "  # noqa: BP999"], ids=["new-comment", "extend-codes"])
+async def test_noqa_action(client, existing):
+    s = await _session(client, client_capabilities("neovim"))
+    text = SEED.replace("out):\n", f"out):{existing}\n", 1)
+    s.open(URI, text)
+    (diag,) = await s.diagnostics(URI, expect=bool)
+    (noqa,) = [a for a in await s.code_actions(URI, [diag]) if a.title == "Disable BP001 for this line"]
+    assert noqa.kind == types.CodeActionKind.QuickFix and not noqa.is_preferred
+    s.change(URI, edits_for(noqa.edit, URI, versioned=False))
+    expected = "    def bprop(self, x, y, out):  # noqa: BP001" if not existing else \
+        "    def bprop(self, x, y, out):  # noqa: BP999, BP001"
+    assert lines_of(s.texts[URI])[SEED_DEF_LINE] == expected
+    assert await s.diagnostics(URI, expect=lambda d: d == []) == []
+
+
+async def test_quick_fix_offered_only_for_current_version(client):
+    s = await _session(client, client_capabilities("visual-studio-code"))
+    s.open(URI, SEED)
+    (diag,) = await s.diagnostics(URI, expect=bool)
+    # An unrelated edit makes the diagnostic (and its precomputed edit) stale.
+    s.change(URI, [types.TextEdit(range=types.Range(start=types.Position(line=0, character=0),
+                                                    end=types.Position(line=0, character=0)), new_text="# hi\n")])
+    await s.diagnostics(URI, expect=lambda d: d and d[0].range.start.line == SEED_DEF_LINE + 1)
+    assert [a for a in await s.code_actions(URI, [diag]) if a.kind == "quickfix"] == []
+
+
+@pytest.mark.parametrize("name", ["visual-studio-code", "neovim"])
+async def test_hover_on_bprop(client, name):
+    s = await _session(client, client_capabilities(name))
+    s.open(URI, SEED)
+    await s.diagnostics(URI, expect=bool)
+    hover = await asyncio.wait_for(client.text_document_hover_async(types.HoverParams(
+        text_document=types.TextDocumentIdentifier(uri=URI), position=types.Position(line=SEED_DEF_LINE, character=10))),
+        TIMEOUT)
+    text = hover.contents.value
+    assert "bprop(self, x, y, out, dout)" in text
+    assert "`x` ← forward input `x` of construct" in text
+    assert "`out` ← `out`" in text and "(missing) ← `dout`" in text
+    assert "BP001" in text and "https://" in text
+    assert hover.range.start == types.Position(line=SEED_DEF_LINE, character=8)
+    nothing = await asyncio.wait_for(client.text_document_hover_async(types.HoverParams(
+        text_document=types.TextDocumentIdentifier(uri=URI), position=types.Position(line=0, character=2))), TIMEOUT)
+    assert nothing is None
