@@ -240,7 +240,8 @@ def call_arguments(trailer) -> tuple[list, dict[str, tree.BaseNode], bool]:
             if item.children[0] in ("*", "**"):
                 has_star = True
             elif len(item.children) >= 3 and item.children[1] == "=":
-                keywords[item.children[0].value] = item.children[2]
+                if item.children[0].type == "name":  # error recovery also reads ``a.b=1`` as an argument
+                    keywords[item.children[0].value] = item.children[2]
             else:
                 positional.append(item)  # generator argument
         elif item.type == "operator":
