@@ -154,7 +154,7 @@ status=0
 # --- 4. mocha suite inside the real extension host -----------------------------------------------
 ws=$run/ws-exttests
 mkdir -p "$ws"
-profile exttests
+profile exttests '"bprop-lsp.trace.server": "verbose"'
 start_cs exttests "$ws"
 say "extension tests in VS Code 1.100.3 (code-server on port $port)"
 BPROP_TEST_GREP=${BPROP_TEST_GREP:-} timeout 600 node scripts/run-exttests.js "http://127.0.0.1:$port" "$ws" \

@@ -1,9 +1,12 @@
 // bprop-lsp for VS Code: starts the bundled bprop-lsp language server (or an installed one) over stdio.
 import * as vscode from 'vscode';
 import { ChildProcess, spawn } from 'child_process';
-import { LanguageClient, LanguageClientOptions, RevealOutputChannelOn, ServerOptions } from 'vscode-languageclient/node';
+import {
+  CloseAction, ErrorAction, LanguageClient, LanguageClientOptions, RevealOutputChannelOn, ServerOptions,
+} from 'vscode-languageclient/node';
 import { resolveServerCommand, ServerCommand } from './server';
-import { readSettings, SECTION, RESTART_KEYS } from './settings';
+import { createTraceChannel } from './trace';
+import { explicitSettings, initializationOptions, PROCESS_KEYS, SECTION, SERVER_KEYS } from './settings';
 
 export const FIX_ALL_KIND = vscode.CodeActionKind.SourceFixAll.append('bprop-lsp');
 
@@ -24,8 +27,14 @@ let client: LanguageClient | undefined;
 let serverProcess: ChildProcess | undefined;
 let lastCommand: ServerCommand | undefined;
 let log: vscode.LogOutputChannel;
+/** LSP traffic, when bprop-lsp.trace.server is not "off" */
+let trace: vscode.LogOutputChannel & vscode.Disposable;
 let queue: Promise<void> = Promise.resolve();
 let restartTimer: NodeJS.Timeout | undefined;
+/** when the server died unasked, for the crash-loop guard */
+const crashes: number[] = [];
+const MAX_CRASHES = 5;
+const CRASH_WINDOW_MS = 3 * 60 * 1000;
 
 /** Serialize start/stop so quick successive setting changes never race. */
 function enqueue(job: () => Promise<void>): Promise<void> {
@@ -78,13 +87,47 @@ async function startClient(context: vscode.ExtensionContext): Promise<void> {
       { notebook: '*', language: 'python' },
     ],
     outputChannel: log,
-    traceOutputChannel: log,
+    traceOutputChannel: trace,
     revealOutputChannelOn: RevealOutputChannelOn.Never,
-    // the server accepts the plain shape {mode, select, ignore}; it also asks for section "bprop-lsp"
-    // through workspace/configuration, which vscode-languageclient answers from the VS Code settings.
-    initializationOptions: () => readSettings(vscode.workspace.workspaceFolders?.[0]?.uri),
-    synchronize: { configurationSection: SECTION },
+    // {globalSettings, settings: [{workspace, ...}]}: only what the user set (see explicitSettings)
+    initializationOptions,
+    middleware: {
+      workspace: {
+        // the server also asks for section "bprop-lsp"; answer with the explicitly set values only, so
+        // VS Code's defaults never override the project's [tool.bprop-lsp] table
+        configuration: async (params, token, next) => {
+          const answer = await next(params, token);
+          if (!Array.isArray(answer)) {
+            return answer;
+          }
+          return params.items.map((item, i) => (item.section === SECTION
+            ? explicitSettings(item.scopeUri ? vscode.Uri.parse(item.scopeUri) : undefined)
+            : answer[i]));
+        },
+      },
+    },
     markdown: { isTrusted: false, supportHtml: false },
+    errorHandler: {
+      // A dead server often shows up first as a write error (EPIPE). vscode-languageclient's default
+      // handler answers that with "shut down", and then never restarts; let the close decide instead.
+      error: () => ({ action: ErrorAction.Continue, handled: true }),
+      closed: () => {
+        const now = Date.now();
+        crashes.push(now);
+        while (crashes.length && now - crashes[0] > CRASH_WINDOW_MS) {
+          crashes.shift();
+        }
+        if (crashes.length > MAX_CRASHES) {
+          return {
+            action: CloseAction.DoNotRestart,
+            message: `bprop-lsp: the server stopped ${crashes.length} times in 3 minutes; not restarting it. `
+              + 'See "bprop-lsp: Show Logs", then run "bprop-lsp: Restart Server".',
+          };
+        }
+        log.warn('bprop-lsp: the server stopped unexpectedly; restarting it');
+        return { action: CloseAction.Restart, handled: true };
+      },
+    },
   };
   const c = new LanguageClient(SECTION, 'bprop-lsp', serverOptions, clientOptions);
   client = c;
@@ -101,6 +144,7 @@ async function startClient(context: vscode.ExtensionContext): Promise<void> {
 
 function restart(context: vscode.ExtensionContext): Promise<void> {
   return enqueue(async () => {
+    crashes.length = 0;
     await stopClient();
     await startClient(context);
   });
@@ -131,15 +175,18 @@ async function fixAll(): Promise<void> {
 
 export async function activate(context: vscode.ExtensionContext): Promise<BpropLspApi> {
   log = vscode.window.createOutputChannel('bprop-lsp', { log: true });
-  context.subscriptions.push(log);
+  trace = createTraceChannel('bprop-lsp (trace)', SECTION);
+  context.subscriptions.push(log, trace);
   context.subscriptions.push(
     vscode.commands.registerCommand('bprop-lsp.restart', () => restart(context)),
     vscode.commands.registerCommand('bprop-lsp.showLogs', () => log.show()),
     vscode.commands.registerCommand('bprop-lsp.fixAll', fixAll),
     vscode.workspace.onDidChangeConfiguration((e) => {
-      // the interpreter/path decide the process; mode/select/ignore are sent at initialize, so a restart
-      // is the one behaviour every server version honours. trace.server is applied live by the client.
-      if (RESTART_KEYS.some((k) => e.affectsConfiguration(`${SECTION}.${k}`))) {
+      // Any bprop-lsp setting but trace.server (vscode-languageclient applies that one live) restarts the
+      // server: interpreter/path pick the process, and a fresh server reads mode/select/ignore at initialize.
+      // (The server also re-pulls them on workspace/didChangeConfiguration, but a restart is the behaviour
+      // every server version -- including an installed one named by bprop-lsp.path -- honours.)
+      if ([...PROCESS_KEYS, ...SERVER_KEYS].some((k) => e.affectsConfiguration(`${SECTION}.${k}`))) {
         if (restartTimer) {
           clearTimeout(restartTimer);
         }
