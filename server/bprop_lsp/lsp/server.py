@@ -163,7 +163,7 @@ def run(args=None) -> int:
     handlers: list[logging.Handler] = [logging.StreamHandler(sys.stderr)]
     if log_file:
         handlers.append(logging.FileHandler(log_file, encoding="utf-8"))
-    logging.basicConfig(level=logging.INFO if log_file else logging.WARNING, handlers=handlers,
+    logging.basicConfig(level=logging.DEBUG if log_file else logging.WARNING, handlers=handlers,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     ls = create_server()
     # Everything imported so far lives as long as the process: keep it out of the collector's way.

@@ -29,7 +29,7 @@ async def pull_configuration(ls) -> None:
     items = [types.ConfigurationItem(section=SECTION)] + [
         types.ConfigurationItem(scope_uri=f, section=SECTION) for f in folders]
     answer = await _request(ls, ls.workspace_configuration_async(types.ConfigurationParams(items=items)))
-    if not isinstance(answer, list) or len(answer) != len(items):
+    if not isinstance(answer, (list, tuple)) or len(answer) != len(items):
         return
     glob = answer[0]
     per_folder = {}
