@@ -45,12 +45,14 @@ def ids(cases):
     return [Path(c["file"]).stem for c in cases]
 
 
-SCORED_CASES = [c for c in CASES if c["rule"] in SCORED]
+# Partly static rules the engine covers through call sites and construct's returns (BP027 needs runtime dtypes).
+PARTIAL_COVERED = {"BP007", "BP009", "BP014", "BP024", "BP026"}
+SCORED_CASES = [c for c in CASES if c["rule"] in SCORED | PARTIAL_COVERED]
 VALID_CASES = [c for c in CASES if c["rule"] == "VALID"]
 
 
 def test_corpus_is_complete():
-    assert len(CASES) == 105 and len(SCORED_CASES) == 57 and len(VALID_CASES) == 38
+    assert len(CASES) == 105 and len(SCORED_CASES) == 57 + 8 and len(VALID_CASES) == 38
 
 
 @pytest.mark.parametrize("case", SCORED_CASES, ids=ids(SCORED_CASES))

@@ -194,6 +194,12 @@ class Context:
         return None, False
 
     @cached_property
+    def call_index(self):
+        from .callsites import build_call_index
+
+        return build_call_index(self.program)
+
+    @cached_property
     def mode_hint(self) -> str | None:
         return self.program.mode_hint()
 

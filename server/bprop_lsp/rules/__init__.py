@@ -8,7 +8,9 @@ from .bp003_varargs import VarArgs
 from .bp004_missing_self import MissingSelf
 from .bp005_staticmethod import StaticMethodBprop
 from .bp006_classmethod import ClassMethodBprop
+from .bp007_construct_defaults import ConstructDefaults
 from .bp008_keyword_only_construct import KeywordOnlyConstruct
+from .bp009_construct_kwargs import ConstructKwargs
 from .bp011_instance_attribute import InstanceAttributeBprop
 from .bp012_bprop_none import BpropNone
 from .bp013_jit_bprop import JitBprop
@@ -17,7 +19,9 @@ from .bp020_non_tuple_return import NonTupleReturn
 from .bp021_too_few_grads import TooFewGrads
 from .bp022_too_many_grads import TooManyGrads
 from .bp023_inconsistent_arity import InconsistentArity
+from .bp024_number_gradient import NumberGradient
 from .bp025_none_gradient import NoneGradient
+from .bp026_tuple_dout import TupleDout
 from .bp030_parameter_in_bprop import ParameterInBprop
 from .bp031_parameter_grads_zero import ParameterGradsZero
 from .bp040_custom_arity import CustomArity
@@ -29,9 +33,9 @@ from .bp045_old_import import OldGradBaseImport
 from .bp050_bprop_debug import BpropDebug
 
 RULE_CLASSES: tuple[type[Rule], ...] = (
-    MissingParams, ExtraParams, VarArgs, MissingSelf, StaticMethodBprop, ClassMethodBprop, KeywordOnlyConstruct,
+    MissingParams, ExtraParams, VarArgs, MissingSelf, StaticMethodBprop, ClassMethodBprop, ConstructDefaults, KeywordOnlyConstruct, ConstructKwargs,
     InstanceAttributeBprop, BpropNone, JitBprop, SwappedOutDout, NonTupleReturn, TooFewGrads, TooManyGrads,
-    InconsistentArity, NoneGradient, ParameterInBprop, ParameterGradsZero, CustomArity, CustomNonTuple, CustomTooFew,
+    InconsistentArity, NumberGradient, NoneGradient, TupleDout, ParameterInBprop, ParameterGradsZero, CustomArity, CustomNonTuple, CustomTooFew,
     CustomLambdaLine, IgnoredPrimitiveBprop, OldGradBaseImport, BpropDebug,
 )
 ALL_RULES: tuple[Rule, ...] = tuple(cls() for cls in RULE_CLASSES)

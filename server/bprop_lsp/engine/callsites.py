@@ -1,0 +1,119 @@
+"""Where a Cell is called, and with what: the arguments MindSpore counts as forward inputs.
+
+Only calls that can be tied to a class without running anything are found:
+``Cls(...)(args)``, ``net(args)`` with ``net = Cls(...)``, ``self.net(args)`` with ``self.net = Cls(...)``,
+and the same instances through a gradient transform: ``GradOperation(...)(net)(args)``,
+``ms.grad(net)(args)``, ``value_and_grad(net, ...)(args)``, ``vjp(net, *args)``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .program import ClassInfo, Program, call_arguments, call_of, dotted, iter_scope_nodes
+
+GRAD_TRANSFORMS = {"grad", "value_and_grad"}
+VJP_TRANSFORMS = {"vjp"}
+GRAD_OPERATION = {"GradOperation"}
+
+
+@dataclass
+class CallSite:
+    node: object  # the call expression
+    positional: list  # argument nodes
+    keywords: dict  # name -> node
+    has_star: bool  # *args / **kwargs at the call: counts unknown
+
+
+@dataclass
+class CallIndex:
+    by_class: dict = field(default_factory=dict)  # id(ClassInfo) -> list[CallSite]
+
+    def sites(self, cls: ClassInfo) -> list[CallSite]:
+        return self.by_class.get(id(cls), [])
+
+
+def build_call_index(program: Program) -> CallIndex:
+    index = CallIndex()
+    classes = {c.name: c for c in program.classes}
+
+    def instance_class(expr) -> ClassInfo | None:
+        """The Cell class ``expr`` evaluates to an instance of, if it can be told."""
+        c = call_of(expr) if expr.type in ("power", "atom_expr") else None
+        if c and c[0] and "." not in c[0]:
+            return classes.get(c[0])
+        if expr.type == "name":
+            values = program.assignments.get(expr.value, [])
+            if len(values) == 1 and values[0] is not expr:
+                return instance_class(values[0])
+        text = dotted(expr)
+        if text and text.startswith("self.") and text.count(".") == 1:
+            attr = text[5:]
+            found = [v for v in _self_attr_values(program, expr, attr)]
+            if len(found) == 1:
+                return instance_class(found[0])
+        return None
+
+    for node in iter_scope_nodes(program.module):
+        if node.type not in ("power", "atom_expr"):
+            continue
+        c = call_of(node)
+        if not c:
+            continue
+        callee_node = _callee(node)
+        positional, keywords, has_star = call_arguments(c[1])
+        cls = None
+        args = (positional, keywords, has_star)
+        if callee_node is not None:
+            cls = instance_class(callee_node)
+            if cls is None:
+                inner = call_of(callee_node) if callee_node.type in ("power", "atom_expr") else None
+                if inner is not None:
+                    # W(net)(args): W a gradient transform (ms.grad, value_and_grad, GradOperation(...)).
+                    name = (inner[0] or "").rsplit(".", 1)[-1]
+                    w_pos, _, _ = call_arguments(inner[1])
+                    transform_callee = _callee(callee_node)
+                    is_grad_op = transform_callee is not None and call_of(transform_callee) is not None and \
+                        (call_of(transform_callee)[0] or "").rsplit(".", 1)[-1] in GRAD_OPERATION
+                    if w_pos and (name in GRAD_TRANSFORMS or name in GRAD_OPERATION or is_grad_op):
+                        cls = instance_class(w_pos[0])
+        if cls is None and c[0] and c[0].rsplit(".", 1)[-1] in VJP_TRANSFORMS and positional:
+            cls = instance_class(positional[0])
+            args = (positional[1:], {}, has_star)
+        if cls is not None:
+            index.by_class.setdefault(id(cls), []).append(CallSite(node, *args))
+    return index
+
+
+def _callee(call_node):
+    """The expression being called in ``call_node`` (all trailers but the last)."""
+    children = call_node.children[:-1]
+    if len(children) == 1:
+        return children[0]
+    from .program import _View
+
+    view = _View(call_node.type, children)
+    # Give the view the attributes the helpers read.
+    view.start_pos = children[0].start_pos  # type: ignore[attr-defined]
+    return view
+
+
+def _self_attr_values(program: Program, expr, attr: str):
+    cls_node = _search(expr, "classdef")
+    if cls_node is None:
+        return []
+    values = []
+    for node in iter_scope_nodes(cls_node):
+        if node.type == "expr_stmt" and len(node.children) >= 3 and node.children[1] == "=":
+            target = node.children[0]
+            if dotted(target) == f"self.{attr}":
+                values.append(node.children[-1])
+    return values
+
+
+def _search(node, type_):
+    parent = getattr(node, "parent", None)
+    if parent is None and hasattr(node, "children") and node.children:
+        parent = node.children[0].parent
+    while parent is not None and parent.type != type_:
+        parent = parent.parent
+    return parent
