@@ -5,7 +5,7 @@ from ..engine.context import Context, Signature
 from ..engine.model import Related
 from ..engine.param_edits import fresh, insert_after, is_dout_like, is_out_like, used_names
 from ..engine.model import Fix
-from .base import BOTH, Draft, Invalid, Rule, Valid
+from .base import BOTH, GRAPH, Draft, Invalid, Rule, Valid
 
 
 class CustomArity(Rule):
@@ -30,9 +30,39 @@ class CustomArity(Rule):
                       "def gelu_bprop(x, out, dout):\n    return (out * 0 + 1,)\n\n"
                       "op = ops.Custom(gelu_np, out_shape=lambda s: s, out_dtype=lambda t: t, func_type='pyfunc',\n"
                       "                bprop=gelu_bprop)\n"),
+        Invalid("from mindspore.ops import PrimitiveWithInfer\n\nclass MyScale(PrimitiveWithInfer):\n"
+                "    def infer_shape(self, x_shape, y_shape):\n        return x_shape\n    def get_bprop(self):\n"
+                "        def bprop(x, y, out):\n            return out, out\n        return bprop\n",
+                note="the inner bprop of a user Primitive's get_bprop (GRAPH_MODE checks it when the op is used)"),
     )
 
     def check(self, ctx: Context):
+        yield from self._custom_ops(ctx)
+        yield from self._primitive_getters(ctx)
+
+    def _primitive_getters(self, ctx: Context):
+        """Inner bprops of get_bprop / bprop_getters.register for the file's own (not built-in) Primitives."""
+        from .bp044_ignored_primitive_bprop import builtin_ops, getter_sites
+
+        p = ctx.program
+        for prim, getter, inner in getter_sites(ctx):
+            if prim.name in builtin_ops() or inner is None or inner.name_node is None:
+                continue  # a built-in's Python bprop is never called: BP044
+            n = _primitive_inputs(p, prim)
+            if n is None:
+                continue
+            sig = Signature(inner, skip_self=False)
+            if sig.vararg is not None or sig.varkw is not None:
+                continue
+            if len([q for q in sig.positional if not q.has_default]) <= n + 2 <= len(sig.positional):
+                continue
+            yield Draft(p.span(inner.name_node),
+                        f"the bprop returned for Primitive {prim.name} takes {len(sig.positional)} parameter(s); "
+                        f"{prim.name} has {n} input(s) (from its infer_shape), so MindSpore passes {n + 2}: "
+                        f"({', '.join([f'x{i}' for i in range(n)] + ['out', 'dout'])})",
+                        fails_in=frozenset({GRAPH}), noqa_line=inner.def_line)
+
+    def _custom_ops(self, ctx: Context):
         p = ctx.program
         for op in ctx.custom_op_sites:
             fn = op.function
@@ -66,3 +96,14 @@ class CustomArity(Rule):
                         fails_in=BOTH, fix=fix,
                         related=(Related(p.span(op.call), "the ops.Custom that uses it"),),
                         noqa_line=fn.def_line)
+
+
+def _primitive_inputs(p, prim) -> int | None:
+    """A Primitive's input count, read from its infer_shape/infer_dtype signature."""
+    for name in ("infer_shape", "infer_dtype", "infer_value"):
+        member = p.lookup(prim, name)
+        if member is not None and member.function is not None:
+            sig = Signature(member.function, skip_self=True)
+            if sig.vararg is None and sig.varkw is None:
+                return len(sig.positional)
+    return None

@@ -90,3 +90,28 @@ def _inner_bprop(getter: Function) -> Function | None:
         if node.type == "funcdef" and node.name.value == "bprop":
             return Function(node, "bprop")
     return None
+
+
+def getter_sites(ctx):
+    """(Primitive class, getter function, inner bprop or None) for get_bprop methods and for
+    bprop_getters.register(Cls) where Cls is a Primitive class of this file."""
+    p = ctx.program
+    for cls in p.classes:
+        if not p.is_primitive(cls) or p.is_cell(cls):
+            continue
+        getter = cls.members.get("get_bprop")
+        if getter is not None and getter.function is not None and not getter.function.is_lambda:
+            yield cls, getter.function, _inner_bprop(getter.function)
+    for fns in p.functions.values():
+        for fn in fns:
+            for dec in fn.decorators:
+                expr = dec.children[1]
+                c = call_of(expr) if expr.type in ("power", "atom_expr") else None
+                if not c or not c[0] or not c[0].endswith(".register") or c[0].rsplit(".", 2)[-2] not in BPROP_GETTER_REGISTRIES:
+                    continue
+                if len(c[1].children) < 3:
+                    continue
+                target = dotted(c[1].children[1])
+                local = p.class_named(target) if target and "." not in target else None
+                if local is not None and p.is_primitive(local):
+                    yield local, fn, _inner_bprop(fn)
