@@ -129,3 +129,25 @@ def test_fix_all_is_idempotent():
 def test_noqa_inside_a_string_does_not_suppress():
     text = SEED.replace("def bprop(self, x, y, out):", "def bprop(self, x, y, out=' # noqa'):")
     assert "BP001" in {f.code for f in analyze(text).findings}
+
+
+def test_lambda_bprop_gets_the_same_fix():
+    text = SEED.replace("    def bprop(self, x, y, out):\n        return 2 * out, out\n",
+                        "    bprop = lambda self, x, y, dout: (2 * dout, dout)\n")
+    fixed, n = fix_all(text)
+    assert n == 1 and "bprop = lambda self, x, y, out, dout: (2 * dout, dout)" in fixed
+
+
+def test_import_spellings_of_cell():
+    for head, base in [("import mindspore", "mindspore.nn.Cell"), ("import mindspore as ms", "ms.nn.Cell"),
+                       ("from mindspore import nn as mnn", "mnn.Cell"), ("from mindspore.nn.cell import Cell as C", "C"),
+                       ("import mindspore.nn as nn", "nn.Cell")]:
+        text = SEED.replace("from mindspore import nn", head).replace("nn.Cell", base) if "nn.Cell" != base else SEED
+        assert [f.code for f in analyze(text).findings] == ["BP001"], head
+
+
+def test_torch_module_and_local_cell_class_are_not_mindspore():
+    text = SEED.replace("from mindspore import nn", "import torch.nn as nn").replace("nn.Cell", "nn.Module")
+    assert analyze(text).findings == []
+    text = SEED.replace("from mindspore import nn", "class Cell:\n    pass").replace("nn.Cell", "Cell")
+    assert analyze(text).findings == []

@@ -63,6 +63,11 @@ def insert_after(fn: Function, anchor: ParamInfo | None, names: list[str], index
     if not names:
         return []
     params_node = fn.params_node
+    if params_node is None:  # a lambda: its parameters always sit on one logical line
+        if anchor is None:
+            return []
+        end = _pos(anchor.content_end)
+        return [Edit(Span(end, end), "".join(f", {n}" for n in names))]
     if anchor is None:
         # Before the first parameter, or into an empty list.
         first = next((p for p in fn.params), None)

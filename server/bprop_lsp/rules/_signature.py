@@ -173,7 +173,7 @@ def missing_params_fix(ctx: Context, v: SignatureView) -> tuple[Fix | None, list
     new_out = [] if out is not None else [fresh("out", taken)]
     new_dout = [] if dout is not None else [fresh("dout", taken)]
     missing_labels = new_inputs + new_out + new_dout
-    if (fn.node.type != "funcdef" or v.site.inherited and _owner_has_construct(ctx, v.site)
+    if (fn.node.type not in ("funcdef", "lambdef") or v.site.inherited and _owner_has_construct(ctx, v.site)
             or any(q.kind == "kwonly" and not q.has_default for q in fn.params)):
         return None, missing_labels
     index = ctx.program.index
