@@ -39,8 +39,8 @@ class NoneGradient(Rule):
                 if s.kind != "tuple":
                     continue
                 for i, item in enumerate(s.items):
-                    if not (item.type == "keyword" and item.value == "None"):
-                        continue
+                    if not (item.type == "keyword" and item.value == "None") or i >= subject.hi:
+                        continue  # (entries past the inputs are dropped anyway: BP022)
                     fix = None
                     if ops_alias and s.via_name is None and i < len(params) and i < subject.hi:
                         fix = Fix(f"Replace None with {ops_alias}.zeros_like({params[i]})",
