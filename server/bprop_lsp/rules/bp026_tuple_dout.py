@@ -49,7 +49,8 @@ class TupleDout(Rule):
                     hit = (node, BOTH if number else frozenset({PYNATIVE}),
                            f"uses {dout} in arithmetic" + (" with a number" if number else ""))
                     break
-            if hit is None:
+            n_inputs = len(site.inputs) if site.inputs is not None else None
+            if hit is None and n_inputs is not None and n_inputs < outs.returns[0].shape.length:
                 info = returns_of(fn)
                 for r in info.returns if info else ():
                     value = r.stmt.children[1] if r.stmt.type == "return_stmt" and len(r.stmt.children) > 1 else None
