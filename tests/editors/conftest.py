@@ -51,6 +51,25 @@ ZH_BPROP_LINE = SEED_ZH.splitlines()[ZH_LINE - 1]
 ZH_INSERT_AT = ZH_BPROP_LINE.index("out)") + len("out")  # code points, 0-based: where ", dout" goes
 
 
+# An ops.Custom whose lambda bprop lacks dout: the finding starts on the lambda, after Chinese text and an emoji on
+# the same line (no fix: the offered action is "Disable BP040 for this line").
+SEED_OP = (
+    "from mindspore import nn, ops\n"
+    "def 前向(x):\n"
+    "    return x\n"
+    "class 乘(nn.Cell):\n"
+    "    def __init__(self):\n"
+    "        super().__init__()\n"
+    '        self.op = ops.Custom(前向, out_shape=(2,), out_dtype=None, func_type="pyfunc", reg_info="中文😀", '
+    "bprop=lambda x, out: (out,))\n"
+    "    def construct(self, x):\n"
+    "        return self.op(x)\n"
+)
+OP_LINE = 7
+OP_LINE_TEXT = SEED_OP.splitlines()[OP_LINE - 1]
+SEED_OP_NOQA = SEED_OP.replace(OP_LINE_TEXT, OP_LINE_TEXT + "  # noqa: BP040")
+
+
 def columns(prefix: str) -> dict[str, int]:
     """Length of ``prefix`` in each LSP position encoding."""
     return {

@@ -2,8 +2,9 @@
 
 Neovim loads the very snippets docs/editors.md shows (editors/neovim/*.lua), opens the seed program,
 must show BP001 at line 5 column 9, and a user picking the preferred quick fix from the code-action menu and
-writing the file must leave exactly `def bprop(self, x, y, out, dout):` on disk. The UTF-8 test puts Chinese and
-an emoji before the fix's column; Neovim 0.11 offers utf-8 first, so the server must speak UTF-8 byte columns.
+writing the file must leave exactly `def bprop(self, x, y, out, dout):` on disk. The encoding tests put Chinese and
+an emoji before the fix's column, and before a finding's start on its line; Neovim 0.11 offers utf-8 first, so the
+server must speak UTF-8 byte columns (utf-16 and utf-32 are forced in turn as well).
 """
 from __future__ import annotations
 
@@ -17,8 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import (DRIVERS, EDITORS, SEED, SEED_COL, SEED_FIXED, SEED_LINE, SEED_ZH, SEED_ZH_FIXED, ZH_BPROP_LINE,
-                       ZH_INSERT_AT, ZH_LINE, Sandbox, assert_only_fix_applied, columns, run_editor, server_bin_dir)
+from .conftest import (DRIVERS, EDITORS, OP_LINE, OP_LINE_TEXT, SEED, SEED_COL, SEED_FIXED, SEED_LINE, SEED_OP,
+                       SEED_OP_NOQA, SEED_ZH, SEED_ZH_FIXED, ZH_BPROP_LINE, ZH_INSERT_AT, ZH_LINE, Sandbox,
+                       assert_only_fix_applied, columns, run_editor, server_bin_dir)
 
 pytestmark = [pytest.mark.editor, pytest.mark.usefixtures("language_server")]
 
@@ -75,7 +77,7 @@ def _lua_str(path: Path) -> str:
 
 
 def _run(exe: str, sandbox: Sandbox, file: Path, snippets: list[str], *, mode: str = "quickfix",
-         encoding: str | None = None):
+         encoding: str | None = None, pick: str | None = None):
     init = [f"dofile({_lua_str(EDITORS / 'neovim' / name)})" for name in snippets]
     if encoding:  # offer only this position encoding (Neovim 0.11 offers utf-8, utf-16, utf-32 in that order)
         init.append('vim.lsp.config("bprop_lsp", { before_init = function(params) '
@@ -83,17 +85,18 @@ def _run(exe: str, sandbox: Sandbox, file: Path, snippets: list[str], *, mode: s
     init_file = sandbox.dir.parent / "init.lua"
     init_file.write_text("\n".join(init) + "\n")
     argv = [exe, "--headless", "--clean", "-u", str(init_file), "-S", str(DRIVERS / "nvim_e2e.lua"), str(file)]
-    return run_editor(argv, sandbox, extra_env={"E2E_MODE": mode})
+    return run_editor(argv, sandbox, extra_env={"E2E_MODE": mode, **({"E2E_PICK": pick} if pick else {})})
 
 
-def _check_seed_diagnostic(run, *, line: int = SEED_LINE, col: int = SEED_COL) -> dict:
+def _check_seed_diagnostic(run, *, line: int = SEED_LINE, col: int = SEED_COL, code: str = "BP001",
+                           length: int = len("bprop")) -> dict:
     diags = [json.loads(d) for d in run.lines("DIAG")]
-    bp001 = [d for d in diags if d["code"] == "BP001"]
-    assert bp001, run.report()
-    d = bp001[0]
-    # Neovim's own (0-based, byte) position of the diagnostic: the name `bprop` on the def line
+    found = [d for d in diags if d["code"] == code]
+    assert found, run.report()
+    d = found[0]
+    # Neovim's own (0-based, byte) position of the diagnostic: by default the name `bprop` on the def line
     assert (d["lnum"] + 1, d["col"] + 1) == (line, col), run.report()
-    assert d["end_col"] - d["col"] == len("bprop"), run.report()
+    assert d["end_col"] - d["col"] == length, run.report()
     return d
 
 
@@ -134,6 +137,27 @@ def test_neovim_011_position_encodings_with_chinese(nvim011: str, sandbox: Sandb
         run.report()
     assert "CLEARED" in run.stdout, run.report()
     assert_only_fix_applied(f, SEED_ZH_FIXED)
+
+
+@pytest.mark.parametrize("encoding", [None, "utf-16"], ids=["utf-8-negotiated", "utf-16"])
+def test_neovim_011_diagnostic_after_chinese_on_its_line(nvim011: str, sandbox: Sandbox, encoding: str | None) -> None:
+    """The finding starts mid-line, after Chinese text and an emoji; "Disable BP040 for this line" appends the noqa."""
+    (sandbox.dir / "pyproject.toml").write_text('[tool.bprop-lsp]\nignore = ["BP043"]\n')  # one finding on the line
+    f = sandbox.write_seed(SEED_OP, "乘.py")
+    run = _run(nvim011, sandbox, f, ["bprop_lsp.lua"], encoding=encoding, pick="Disable BP040")
+    assert run.returncode == 0 and "RESULT ok" in run.stdout, run.report()
+    start = OP_LINE_TEXT.index("lambda x, out")
+    _check_seed_diagnostic(run, line=OP_LINE, col=len(OP_LINE_TEXT[:start].encode()) + 1, code="BP040",
+                           length=len("lambda x, out: (out,)"))
+    # the raw LSP position of the noqa edit: the end of the line, in the negotiated encoding's units
+    menu = [json.loads(m) for m in run.lines("MENU")]
+    noqa = [m for m in menu if m["title"].startswith("Disable BP040")][0]
+    edits = [e for changes in noqa["edit"].get("changes", {}).values() for e in changes]
+    edits += [e for dc in noqa["edit"].get("documentChanges", []) for e in dc.get("edits", [])]
+    assert [(e["range"]["start"]["line"], e["range"]["start"]["character"]) for e in edits] == \
+        [(OP_LINE - 1, columns(OP_LINE_TEXT)[encoding or "utf-8"])], run.report()
+    assert "CLEARED" in run.stdout, run.report()
+    assert_only_fix_applied(f, SEED_OP_NOQA)
 
 
 def test_neovim_011_fix_all_on_save(nvim011: str, sandbox: Sandbox) -> None:

@@ -1,8 +1,8 @@
 -- Headless Neovim driver for tests/editors/test_neovim.py (Neovim 0.7 and 0.11).
 -- The user's configuration (the snippets in editors/neovim/) is loaded with -u before this runs (-S):
 --   nvim --headless --clean -u INIT.lua -S nvim_e2e.lua FILE.py
--- E2E_MODE=quickfix : wait for the diagnostic, pick the preferred quick fix from the code-action menu,
---                     apply it, :write, wait for the diagnostic to go away.
+-- E2E_MODE=quickfix : wait for the diagnostic, pick the preferred quick fix from the code-action menu (or the one
+--                     titled E2E_PICK...), apply it, :write, wait for the diagnostic to go away.
 -- E2E_MODE=save     : wait for the diagnostic, :write (fix-on-save must fix the file).
 -- Prints one event per line on stdout: ENCODING, DIAG/MENU json, APPLIED, CLEARED, RESULT ok | RESULT fail N why.
 local timeout = tonumber(os.getenv("E2E_TIMEOUT_MS") or "15000")
@@ -31,7 +31,9 @@ local watchdog = vim.loop.new_timer()
 watchdog:start(timeout * 3, 0, vim.schedule_wrap(function() finish(5, "watchdog") end))
 
 
--- the code-action menu: a user picks the action the server marks preferred
+-- the code-action menu: a user picks the action the server marks preferred (or, with E2E_PICK, the first
+-- action whose title starts with E2E_PICK)
+local want = os.getenv("E2E_PICK")
 local menu_seen = false
 vim.ui.select = function(items, opts, on_choice)
   menu_seen = true
@@ -40,7 +42,9 @@ vim.ui.select = function(items, opts, on_choice)
     local action = item.action or item[2] -- 0.10+: {action=, ctx=}; 0.7-0.9: {client_id, action}
     out("MENU " .. json({ title = action.title, kind = action.kind or vim.NIL, isPreferred = action.isPreferred or false,
                           edit = action.edit or vim.NIL }))
-    if not pick and action.isPreferred then pick = i end
+    local match
+    if want then match = action.title:sub(1, #want) == want else match = action.isPreferred end
+    if not pick and match then pick = i end
   end
   if pick then on_choice(items[pick], pick) else on_choice(nil, nil) end
 end
