@@ -28,7 +28,12 @@ const TIMEOUT = Number(process.env.BPROP_EXTTESTS_TIMEOUT_MS || 300000);
     const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
     let done;
     const exited = new Promise((r) => { done = r; });
-    await page.exposeFunction('codeAutomationLog', (type, args) => console.log(util.format(...(args || []))));
+    // the extension host's console: mocha's report plus workbench chatter, which is dropped
+    const noise = /^(Ignoring fetching additional builtin extensions|Creating a socket|Resolving connection token|Resolved connection token|\[Service Worker\]|ChatSessionStore|Updating additional builtin extensions cache)/;
+    await page.exposeFunction('codeAutomationLog', (type, args) => {
+      const line = util.format(...(args || []));
+      if (!noise.test(line)) console.log(line);
+    });
     await page.exposeFunction('codeAutomationExit', (c) => done(c));
     if (process.env.BPROP_E2E_CONSOLE) {
       page.on('console', (m) => console.log('[page]', m.type(), m.text().slice(0, 300)));

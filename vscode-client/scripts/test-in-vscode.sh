@@ -42,7 +42,7 @@ export npm_config_update_notifier=false npm_config_fund=false npm_config_audit=f
 # --- 0. system packages (only those missing) ------------------------------------------------------
 missing=()
 for p in chromium libkrb5-dev ripgrep g++ make; do
-  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+  [ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" = "install ok installed" ] || missing+=("$p")
 done
 if ((${#missing[@]})); then
   sudo=; [ "$(id -u)" = 0 ] || sudo=sudo
