@@ -40,6 +40,7 @@ fi
 echo "install-editors.sh: installing ${want[*]}"
 start=$(date +%s)
 export DEBIAN_FRONTEND=noninteractive
-"${sudo[@]}" apt-get update -qq
-"${sudo[@]}" apt-get install -y -qq --no-install-recommends "${want[@]}" >/dev/null
+# wait (up to 5 min) instead of failing when another apt/dpkg holds the lock
+"${sudo[@]}" apt-get -o DPkg::Lock::Timeout=300 update -qq
+"${sudo[@]}" apt-get -o DPkg::Lock::Timeout=300 install -y -qq --no-install-recommends "${want[@]}" >/dev/null
 echo "install-editors.sh: done in $(( $(date +%s) - start ))s"
