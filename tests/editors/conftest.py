@@ -103,6 +103,7 @@ def sandbox(tmp_path: Path) -> Sandbox:
     home = tmp_path / "home"
     for sub in (".config", ".local/share", ".local/state", ".cache"):
         (home / sub).mkdir(parents=True)
+    (tmp_path / "tmp").mkdir()  # the editors' temporary files too
     env = {k: v for k, v in os.environ.items() if not k.startswith(("NVIM", "VIM", "EMACS", "XDG_"))}
     env.update(
         HOME=str(home),
@@ -111,6 +112,7 @@ def sandbox(tmp_path: Path) -> Sandbox:
         XDG_STATE_HOME=str(home / ".local/state"),
         XDG_CACHE_HOME=str(home / ".cache"),
         PATH=os.pathsep.join([str(server_bin_dir()), env.get("PATH", "")]),
+        TMPDIR=str(tmp_path / "tmp"),
         TERM="dumb",
         LANG="C.UTF-8",
         LC_ALL="C.UTF-8",
