@@ -7,7 +7,9 @@
 #   PyPI the server's pinned pure-Python dependencies (once, into .wheelhouse/) for the .vsix
 # Then: compile, bundle, `vsce package` (in a network namespace with no network when possible), and
 #   1. the mocha suite (src/test/suite) inside code-server's real extension host, with the extension
-#      loaded from the unpacked .vsix;
+#      loaded from the unpacked .vsix: BP001 at the def line, quick fix, fix-all, a setting reaching the
+#      server, restart after the server is killed, notebook cells;
+#   1b. the same suite in an untrusted workspace whose settings name a program (which must never run);
 #   2. a Playwright smoke test of the workbench with the .vsix installed: squiggle, Problems-panel row,
 #      quick fix through Ctrl+., save. Screenshots and logs go to $BPROP_ARTIFACTS (.artifacts/vscode).
 # Exit status: 0 all passed, 1 a test failed, 2 setup failed.
@@ -132,7 +134,7 @@ start_cs() {
   port=$(free_port)
   # shellcheck disable=SC2046
   setsid env $(csenv "$1") "$cs" --auth none --bind-addr "127.0.0.1:$port" --disable-telemetry \
-    --disable-update-check --disable-workspace-trust --disable-getting-started-override \
+    --disable-update-check ${trust_flag---disable-workspace-trust} --disable-getting-started-override \
     --user-data-dir "$d/user" --extensions-dir "$d/ext" "$ws" >"$artifacts/$1-code-server.log" 2>&1 &
   cs_pid=$!
   for _ in $(seq 1 150); do
@@ -152,17 +154,42 @@ keep_logs() { # copy VS Code's logs (extension host, bprop-lsp output channel) i
 status=0
 
 # --- 4. mocha suite inside the real extension host -----------------------------------------------
+# run_exttests NAME WORKSPACE (the extension host inherits BPROP_TEST_GREP from code-server's env)
+run_exttests() {
+  local name=$1 ws=$2
+  say "extension tests ($name) in VS Code 1.100.3 (code-server on port $port)"
+  timeout 600 node scripts/run-exttests.js "http://127.0.0.1:$port" "$ws" \
+    "$ext_dir/extension" "$here/out/test/suite" "$artifacts/$name-fail.png" 2>&1 | tee "$artifacts/$name.log"
+}
+
 ws=$run/ws-exttests
 mkdir -p "$ws"
 profile exttests '"bprop-lsp.trace.server": "verbose"'
 start_cs exttests "$ws"
-say "extension tests in VS Code 1.100.3 (code-server on port $port)"
-BPROP_TEST_GREP=${BPROP_TEST_GREP:-} timeout 600 node scripts/run-exttests.js "http://127.0.0.1:$port" "$ws" \
-  "$ext_dir/extension" "$here/out/test/suite" "$artifacts/exttests-fail.png" 2>&1 | tee "$artifacts/exttests.log" \
-  || status=1
+run_exttests exttests "$ws" || status=1
 stop_cs
 keep_logs exttests
-if [ "$status" = 0 ]; then say "extension tests passed"; else say "EXTENSION TESTS FAILED (log: $artifacts/exttests.log)"; fi
+
+# the whole suite again in an untrusted workspace (restricted mode) whose settings name another program
+# in bprop-lsp.path and bprop-lsp.interpreter: everything must still work, with the bundled server,
+# and that program must never run (src/test/suite/untrusted.test.ts runs only here)
+if [ -z "${BPROP_TEST_GREP:-}" ]; then
+  ws=$run/ws-untrusted
+  mkdir -p "$ws/.vscode"
+  printf '%s\n' 'from mindspore import nn' 'class MulAdd(nn.Cell):' '    def construct(self, x, y):' \
+    '        return 2 * x + y' '    def bprop(self, x, y, out):' '        return 2 * out, out' >"$ws/seed.py"
+  printf '#!/bin/sh\ntouch "%s/evil-ran"\nexec python3 "$@"\n' "$ws" >"$ws/evil.sh"
+  chmod +x "$ws/evil.sh"
+  printf '{ "bprop-lsp.path": ["%s/evil.sh"], "bprop-lsp.interpreter": ["%s/evil.sh"] }\n' "$ws" "$ws" >"$ws/.vscode/settings.json"
+  profile untrusted '"security.workspace.trust.enabled": true, "security.workspace.trust.startupPrompt": "never", "security.workspace.trust.emptyWindow": false'
+  sed -i 's/"security.workspace.trust.enabled": false,//' "$run/untrusted/user/User/settings.json"
+  trust_flag= start_cs untrusted "$ws"
+  run_exttests untrusted "$ws" || status=1
+  stop_cs
+  keep_logs untrusted
+  [ ! -e "$ws/evil-ran" ] || { say "an executable named by untrusted workspace settings RAN"; status=1; }
+fi
+if [ "$status" = 0 ]; then say "extension tests passed"; else say "EXTENSION TESTS FAILED (logs: $artifacts/exttests.log, $artifacts/untrusted.log)"; fi
 
 # --- 5. Playwright smoke test of the workbench, .vsix installed -----------------------------------
 if [ -z "${BPROP_VSCODE_SKIP_UI:-}" ]; then

@@ -146,6 +146,27 @@ describe('bprop-lsp in a real VS Code', function () {
     await waitFor('BP001 from the restarted server, on line 6', () => bp001(uri).some((d) => d.range.start.line === 5));
   });
 
+  it('checks Python cells of a Jupyter notebook', async function () {
+    const folder = vscode.workspace.workspaceFolders![0];
+    const nbUri = vscode.Uri.file(path.join(folder.uri.fsPath, 'seed.ipynb'));
+    const cell = (source: string) => ({ cell_type: 'code', execution_count: null, metadata: {}, outputs: [], source });
+    const nb = {
+      cells: [cell('import numpy as np\n'), cell(SEED)],
+      metadata: { kernelspec: { name: 'python3', display_name: 'Python 3', language: 'python' },
+        language_info: { name: 'python' } },
+      nbformat: 4, nbformat_minor: 5,
+    };
+    await vscode.workspace.fs.writeFile(nbUri, Buffer.from(JSON.stringify(nb, null, 1)));
+    const notebook = await vscode.workspace.openNotebookDocument(nbUri);
+    await vscode.window.showNotebookDocument(notebook);
+    const seedCell = notebook.cellAt(1).document;
+    assert.strictEqual(seedCell.languageId, 'python');
+    const [d] = await waitFor('BP001 in the notebook cell',
+      () => { const ds = vscode.languages.getDiagnostics(seedCell.uri).filter((x) => codeOf(x) === 'BP001'); return ds.length ? ds : undefined; });
+    assert.strictEqual(d.range.start.line, 4, 'on the def bprop line of the cell');
+    await vscode.commands.executeCommand('workbench.action.closeActiveEditor');
+  });
+
   after(async function () {
     await setText(SEED);
     await doc.save();
