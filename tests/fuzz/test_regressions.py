@@ -15,3 +15,17 @@ def test_dotted_name_before_equals_in_a_call_is_not_a_keyword():
     text = CUSTOM_HEAD + 'op = ops.Custom(fwd, out_shape=lambda s: s, nn.Cellfunc_type="pyfunc", bprop=bwd)\n'
     analysis = analyze(text)
     F.check_positions(text, analysis)
+
+
+def test_fix_that_deletes_the_findings_own_line_is_rechecked_at_that_line():
+    # BP013's fix deletes the first ``@ms.jit`` line, where the finding starts. The engine's re-check
+    # shifted the expected line up by one, missed the finding the second ``@ms.jit`` still causes and
+    # offered a fix that does not remove its finding.
+    text = ("import mindspore as ms\nfrom mindspore import nn\n"
+            "class Net(nn.Cell):\n    def construct(self, x):\n        return x\n"
+            "    @ms.jit\n    @ms.jit\n    def bprop(self, x, out, dout):\n        return (dout,)\n")
+    analysis = F.check_document(text)
+    (finding,) = [f for f in analysis.findings if f.code == "BP013"]
+    if finding.fix is not None:
+        fixed = F.apply_edits(text, finding.fix.edits)
+        assert not [f for f in F.analyze(fixed).findings if f.code == "BP013"]

@@ -240,11 +240,13 @@ def check_fix(text: str, finding: Finding, settings: Settings, base_errors: int,
 def _same_place(after: Finding, before: Finding, fix: Fix) -> bool:
     # Lines shift by the number of line breaks the edits add above the finding.
     shift = 0
+    start = before.span.start
     for edit in fix.edits:
-        if edit.span.start.line < before.span.start.line or (
-            edit.span.start.line == before.span.start.line and edit.span.start.column <= before.span.start.column
-        ):
+        if edit.span.end <= start:
             removed = edit.span.end.line - edit.span.start.line
             added = len(re.findall(r"\r\n|\r|\n", edit.new_text))
             shift += added - removed
-    return after.span.start.line == before.span.start.line + shift
+        elif edit.span.start <= start:
+            # The edit replaces the finding's start (e.g. deletes its line): what follows now starts where the edit did.
+            shift += edit.span.start.line - start.line
+    return after.span.start.line == start.line + shift
