@@ -29,3 +29,13 @@ def test_fix_that_deletes_the_findings_own_line_is_rechecked_at_that_line():
     if finding.fix is not None:
         fixed = F.apply_edits(text, finding.fix.edits)
         assert not [f for f in F.analyze(fixed).findings if f.code == "BP013"]
+
+
+def test_form_feed_inside_a_comment_before_an_unexpected_indent():
+    # parso's tokenizer keeps a form feed inside a comment, its prefix splitter does not: its error finder
+    # raised AttributeError on an unexpected indent after such a comment, and analyze raised with it.
+    text = ("# ORACLE rule:\x0c\U0001d54fALID\n    bprop = None\nfrom mindspore import nn\n"
+            "class Net(nn.Cell):\n    def construct(self, x):\n        return x\n"
+            "    def bprop(self, x, out):\n        return (out,)\n")
+    analysis = F.check_document(text)
+    assert [f.code for f in analysis.findings] == ["BP001"]

@@ -5,6 +5,7 @@ file runs in), applies ``# noqa``, and re-checks every fix before offering it.
 """
 from __future__ import annotations
 
+import logging
 import re
 from dataclasses import dataclass, field, replace
 
@@ -15,6 +16,7 @@ from .program import Program, iter_scope_nodes
 from .settings import Settings
 from .text import apply_edits
 
+_log = logging.getLogger(__name__)
 NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Za-z]+\d+(?:[\s,]+[A-Za-z]+\d+)*))?", re.IGNORECASE)
 MODE_LABEL = {"graph": "GRAPH_MODE", "pynative": "PYNATIVE_MODE"}
 
@@ -90,9 +92,19 @@ def _analyze_module(module, text: str, settings: Settings) -> Analysis:
             )
     findings.sort(key=Finding.sort_key)
     errors = []
-    for err in syntax_errors(module):
+    for err in _syntax_errors(module):
         errors.append((program.span(err.start_pos, err.end_pos), err.message))
     return Analysis(findings=findings, bprops=_bprop_infos(ctx), syntax_errors=errors)
+
+
+def _syntax_errors(module) -> list:
+    """parso's syntax errors; none when parso's error finder itself fails (a form feed in a comment before an
+    unexpected indent crashes its prefix splitter), so that the findings are still reported."""
+    try:
+        return syntax_errors(module)
+    except Exception:  # noqa: BLE001 - a parso bug must not cost the user their diagnostics
+        _log.warning("parso's error finder failed; reporting no syntax errors", exc_info=True)
+        return []
 
 
 def _mode_evidence(ctx: Context, settings: Settings) -> frozenset | None:
@@ -226,7 +238,7 @@ def check_fix(text: str, finding: Finding, settings: Settings, base_errors: int,
     except ValueError as exc:
         return f"edits overlap: {exc}"
     module = parse(fixed, None if cache_key is None else cache_key + "\x00fix")
-    errors = len(syntax_errors(module))
+    errors = len(_syntax_errors(module))
     if errors > base_errors:
         return "the fixed text does not parse"
     after = _analyze_module(module, fixed, settings)
