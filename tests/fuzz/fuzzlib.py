@@ -220,7 +220,26 @@ def count_at(analysis, code: str, line: int) -> int:
     return sum(1 for f in analysis.findings if f.code == code and f.span.start.line == line)
 
 
-def check_fix(text: str, analysis, finding, settings: Settings, base_errors: int) -> str:
+def parso_error_count(text: str) -> int | None:
+    """How many syntax errors parso finds (None: parso's error finder itself crashed, a parso bug)."""
+    try:
+        return len(syntax_errors(parse(text)))
+    except Exception:  # noqa: BLE001
+        return None
+
+
+def compiles(text: str) -> bool:
+    """Whether CPython's compiler accepts the text (compiled only, never executed)."""
+    try:
+        compile(text, "<fuzz>", "exec", dont_inherit=True)
+        return True
+    except (SyntaxError, ValueError):
+        return False
+    except (RecursionError, MemoryError):
+        return False
+
+
+def check_fix(text: str, analysis, finding, settings: Settings, base_errors: int | None) -> str:
     """Every promise a single offered fix makes. Returns the fixed text."""
     edits = finding.fix.edits
     fixed, ranges = apply_strict(text, edits)
@@ -236,9 +255,13 @@ def check_fix(text: str, analysis, finding, settings: Settings, base_errors: int
         for e in edits:
             for nl in LINE_BREAK.findall(e.new_text):
                 assert nl == style, f"{finding.code}: fix inserts {nl!r} into a {style!r} file"
-    # Re-parses no worse.
-    after_errors = len(syntax_errors(parse(fixed)))
-    assert after_errors <= base_errors, f"{finding.code}: fix adds syntax errors ({base_errors} -> {after_errors})"
+    # Re-parses no worse: parso's error count, and Python's own compiler where the file compiled before.
+    after_errors = parso_error_count(fixed)
+    if base_errors is not None:
+        assert after_errors is not None, f"{finding.code}: parso's error finder fails on the fixed text"
+        assert after_errors <= base_errors, f"{finding.code}: fix adds syntax errors ({base_errors} -> {after_errors})"
+    if compiles(text):
+        assert compiles(fixed), f"{finding.code}: the file compiled before the fix and does not after it"
     # Removes its finding: fewer findings of that code on the (shifted) line afterwards.
     edits_sorted = sorted(zip(ranges, sorted(edits, key=lambda e: (e.span.start, e.span.end))), key=lambda p: p[0])
     starts = line_starts(text)
@@ -253,12 +276,14 @@ def check_fix(text: str, analysis, finding, settings: Settings, base_errors: int
     return fixed
 
 
-def check_document(text: str, settings: Settings = Settings(), *, fixes: bool = True, fix_all_check: bool = False):
-    """Analyse ``text`` and check every promise the result makes. Returns the Analysis."""
-    analysis = analyze(text, settings)
+def check_document(text: str, settings: Settings = Settings(), *, fixes: bool = True, fix_all_check: bool = False,
+                   analysis=None):
+    """Analyse ``text`` (unless given its fresh ``analysis``) and check every promise the result makes."""
+    if analysis is None:
+        analysis = analyze(text, settings)
     check_positions(text, analysis)
     if fixes and any(f.fix for f in analysis.findings):
-        base_errors = len(syntax_errors(parse(text)))
+        base_errors = parso_error_count(text)
         for f in analysis.findings:
             if f.fix is not None:
                 check_fix(text, analysis, f, settings, base_errors)
@@ -268,14 +293,19 @@ def check_document(text: str, settings: Settings = Settings(), *, fixes: bool = 
 
 
 def check_fix_all(text: str, settings: Settings = Settings()) -> None:
-    base_errors = len(syntax_errors(parse(text)))
+    base_errors = parso_error_count(text)
+    compiled = compiles(text)
     for unsafe in (False, True):
         once, n1 = fix_all(text, settings, include_unsafe=unsafe)
         twice, n2 = fix_all(once, settings, include_unsafe=unsafe)
         assert twice == once and n2 == 0, f"fix_all(include_unsafe={unsafe}) is not idempotent ({n1} then {n2} fixes)"
         assert n1 == 0 or once != text, "fix_all counted fixes but changed nothing"
-        errors = len(syntax_errors(parse(once)))
-        assert errors <= base_errors, f"fix_all(include_unsafe={unsafe}) adds syntax errors ({base_errors} -> {errors})"
+        if base_errors is not None:
+            errors = parso_error_count(once)
+            assert errors is not None and errors <= base_errors, (
+                f"fix_all(include_unsafe={unsafe}) adds syntax errors ({base_errors} -> {errors})")
+        if compiled:
+            assert compiles(once), f"fix_all(include_unsafe={unsafe}): the file compiled before and does not after"
 
 
 _keys = itertools.count()

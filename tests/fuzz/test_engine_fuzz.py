@@ -31,12 +31,10 @@ def run_sequence(text: str, edits, settings: Settings, *, fix_all_every: int = 0
     """Check ``text`` and each text produced by ``edits``, incrementally and fresh; returns the final text."""
     doc = F.IncrementalDoc(settings)
     try:
-        doc.check(text)
-        F.check_document(text, settings)
+        F.check_document(text, settings, analysis=doc.check(text))
         for i, edit in enumerate(edits, 1):
             text = F.apply_edit(text, edit)
-            doc.check(text)
-            F.check_document(text, settings, fix_all_check=bool(fix_all_every) and i % fix_all_every == 0)
+            F.check_document(text, settings, analysis=doc.check(text), fix_all_check=bool(fix_all_every) and i % fix_all_every == 0)
         if final_fix_all:
             F.check_fix_all(text, settings)
         return text
@@ -79,8 +77,7 @@ def test_oracle_case_typed_char_by_char(case, data):
         doc.check(current)
         for i in range(len(chunk)):
             current = text[:start + i + 1] + text[start + length:]
-            doc.check(current)
-            F.check_document(current)
+            F.check_document(current, analysis=doc.check(current))
         assert current == text
     finally:
         doc.close()
