@@ -126,5 +126,67 @@ def forget(cache_key: str) -> None:
             del _trees[key]
 
 
+class _Issue:
+    """What the engine reads of a parso ``Issue``: positions, code and message."""
+
+    __slots__ = ("start_pos", "end_pos", "code", "message")
+
+    def __init__(self, start_pos, end_pos, code, message):
+        self.start_pos, self.end_pos, self.code, self.message = start_pos, end_pos, code, message
+
+    def __repr__(self):
+        return f"<Issue {self.code} {self.start_pos}-{self.end_pos}: {self.message}>"
+
+
+# text of one top-level statement (with its position on its first line) -> its issues, relative to its first line.
+# Two generations, so statements unchanged since the last few analyses hit and the cache stays bounded.
+_issue_cache: dict = {}
+_issue_cache_old: dict = {}
+_ISSUE_CACHE_SIZE = 50_000
+# Statements whose errors depend on what surrounds them at module level.
+_CONTEXTUAL = ("error_node", "error_leaf")
+
+
+def _lines_of(module: Module) -> list[str] | None:
+    for tree, lines in list(_trees.values()):
+        if tree is module:
+            return lines
+    return None
+
+
 def syntax_errors(module: Module) -> list:
-    return list(grammar().iter_errors(module))
+    """parso's syntax errors for ``module``.
+
+    For a tree from an incremental parse, each top-level statement's errors are cached by its text, so an
+    edit re-checks only the statements it touched (parso's error finder walks the whole tree otherwise).
+    Trees whose errors depend on more than one statement (error nodes at module level, ``global``,
+    ``nonlocal``, ``__future__`` imports) are checked as a whole, as before.
+    """
+    global _issue_cache, _issue_cache_old
+    g = grammar()
+    lines = _lines_of(module) if module.type == "file_input" else None
+    if lines is None or any(c.type in _CONTEXTUAL for c in module.children):
+        return list(g.iter_errors(module))
+    keys = []
+    for child in module.children:
+        if child.type == "endmarker":
+            continue
+        (l0, c0), (l1, c1) = child.start_pos, child.end_pos
+        text = "".join(lines[l0 - 1:l1])
+        if "nonlocal" in text or "global" in text or "__future__" in text:
+            return list(g.iter_errors(module))
+        keys.append((child, l0, (c0, c1, l1 - l0, child.get_first_leaf().prefix, text)))
+    issues: list = []
+    for child, l0, key in keys:
+        rel = _issue_cache.get(key)
+        if rel is None:
+            rel = _issue_cache_old.get(key)
+            if rel is None:
+                rel = [((i.start_pos[0] - l0, i.start_pos[1]), (i.end_pos[0] - l0, i.end_pos[1]), i.code, i.message)
+                       for i in g._get_normalizer_issues(child, g._error_normalizer_config)]
+            _issue_cache[key] = rel
+        for (sl, sc), (el, ec), code, message in rel:
+            issues.append(_Issue((sl + l0, sc), (el + l0, ec), code, message))
+    if len(_issue_cache) > _ISSUE_CACHE_SIZE:
+        _issue_cache_old, _issue_cache = _issue_cache, {}
+    return issues
