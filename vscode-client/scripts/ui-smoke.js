@@ -41,7 +41,7 @@ fs.mkdirSync(outDir, { recursive: true });
     lap(`${path.basename(file)} opened`);
 
     // BP001 is an error: a red squiggle
-    await page.waitForSelector('.squiggly-error', { timeout: 90000 });
+    await page.waitForSelector('.squiggly-error', { timeout: 60000 });
     lap('squiggle visible');
 
     // the Problems panel row

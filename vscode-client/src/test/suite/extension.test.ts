@@ -17,7 +17,7 @@ const SEED = [
 const FIXED_LINE = '    def bprop(self, x, y, out, dout):';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-async function waitFor<T>(what: string, fn: () => T | undefined | false | Promise<T | undefined | false>, ms = 30000): Promise<T> {
+async function waitFor<T>(what: string, fn: () => T | undefined | false | Promise<T | undefined | false>, ms = 20000): Promise<T> {
   const end = Date.now() + ms;
   for (;;) {
     const v = await fn();
@@ -67,7 +67,8 @@ describe('bprop-lsp in a real VS Code', function () {
     await api.ready();
   });
 
-  it('runs the bundled server from the extension', function () {
+  it('runs the bundled server from the extension', async function () {
+    await waitFor('the language client running (see the bprop-lsp log in the artifacts)', () => api.client()?.isRunning());
     const cmd = api.serverCommand();
     assert.ok(cmd, 'a server command was found');
     assert.ok(cmd.args.some((a) => a.endsWith(path.join('bundled', 'tool', 'bprop_lsp_server.py'))), JSON.stringify(cmd));

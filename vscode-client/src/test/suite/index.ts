@@ -4,7 +4,7 @@ import * as fs from 'fs';
 import Mocha from 'mocha';
 
 export function run(): Promise<void> {
-  const mocha = new Mocha({ ui: 'bdd', timeout: 60000, color: false, reporter: 'spec' });
+  const mocha = new Mocha({ ui: 'bdd', timeout: 45000, color: false, reporter: 'spec' });
   const grep = process.env.BPROP_TEST_GREP;
   if (grep) {
     mocha.grep(grep);
