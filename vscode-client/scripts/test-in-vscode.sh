@@ -8,7 +8,8 @@
 # Then: compile, bundle, `vsce package` (in a network namespace with no network when possible), and
 #   1. the mocha suite (src/test/suite) inside code-server's real extension host, with the extension
 #      loaded from the unpacked .vsix: BP001 at the def line, quick fix, fix-all, a setting reaching the
-#      server, restart after the server is killed, notebook cells;
+#      server, restart after the server is killed, pyproject.toml not overridden by VS Code defaults,
+#      bprop-lsp.path, notebook cells;
 #   1b. the same suite in an untrusted workspace whose settings name a program (which must never run);
 #   2. a Playwright smoke test of the workbench with the .vsix installed: squiggle, Problems-panel row,
 #      quick fix through Ctrl+., save. Screenshots and logs go to $BPROP_ARTIFACTS (.artifacts/vscode).
@@ -158,6 +159,8 @@ run_exttests() {
 
 ws=$run/ws-exttests
 mkdir -p "$ws"
+# an installed bprop-lsp (the project venv's) for the bprop-lsp.path test; skipped without one
+if command -v bprop-lsp >/dev/null; then export BPROP_TEST_BPROP_LSP=$(command -v bprop-lsp); fi
 profile exttests '"bprop-lsp.trace.server": "verbose"'
 start_cs exttests "$ws"
 run_exttests exttests "$ws" || status=1

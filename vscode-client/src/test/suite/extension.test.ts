@@ -14,6 +14,15 @@ const SEED = [
   '        return 2 * out, out',
   '',
 ].join('\n');
+/** a second Cell whose bprop has an extra parameter: BP002 */
+const EXTRA = [
+  'class Extra(nn.Cell):',
+  '    def construct(self, x):',
+  '        return x',
+  '    def bprop(self, x, y, out, dout):',
+  '        return (dout,)',
+  '',
+].join('\n');
 const FIXED_LINE = '    def bprop(self, x, y, out, dout):';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -114,15 +123,7 @@ describe('bprop-lsp in a real VS Code', function () {
   it('a setting change reaches the server (bprop-lsp.ignore: ["BP001"])', async function () {
     // a second Cell with a different finding (BP002) proves the server is alive and analysing with the
     // new setting: BP001 gone while BP002 is still reported
-    const withExtra = SEED + [
-      'class Extra(nn.Cell):',
-      '    def construct(self, x):',
-      '        return x',
-      '    def bprop(self, x, y, out, dout):',
-      '        return (dout,)',
-      '',
-    ].join('\n');
-    await setText(withExtra);
+    await setText(SEED + EXTRA);
     const codes = () => vscode.languages.getDiagnostics(uri).map(codeOf).sort().join(',');
     await waitFor('BP001 and BP002 before the change', () => codes() === 'BP001,BP002');
     await configure('ignore', ['BP001']);
@@ -145,6 +146,39 @@ describe('bprop-lsp in a real VS Code', function () {
     await waitFor('the client running again', () => api.client()?.isRunning());
     await setText('# moved\n' + SEED);
     await waitFor('BP001 from the restarted server, on line 6', () => bp001(uri).some((d) => d.range.start.line === 5));
+  });
+
+  it("VS Code's defaults do not override the project's [tool.bprop-lsp] (pyproject.toml)", async function () {
+    // only settings the user set are sent; a default `ignore: []` or `select: []` would override this table
+    const folder = vscode.workspace.workspaceFolders![0].uri.fsPath;
+    const proj = path.join(folder, 'proj');
+    await vscode.workspace.fs.writeFile(vscode.Uri.file(path.join(proj, 'pyproject.toml')),
+      Buffer.from('[tool.bprop-lsp]\nignore = ["BP001"]\n'));
+    const other = vscode.Uri.file(path.join(proj, 'model.py'));
+    await vscode.workspace.fs.writeFile(other, Buffer.from(SEED + EXTRA));
+    const d2 = await vscode.workspace.openTextDocument(other);
+    await vscode.window.showTextDocument(d2);
+    const codes = () => vscode.languages.getDiagnostics(other).map(codeOf).sort().join(',');
+    await waitFor('only BP002 (BP001 ignored by pyproject.toml)', () => codes() === 'BP002');
+    await vscode.commands.executeCommand('workbench.action.closeActiveEditor');
+  });
+
+  it('bprop-lsp.path runs an installed bprop-lsp instead of the bundled one', async function () {
+    const exe = process.env.BPROP_TEST_BPROP_LSP;
+    if (!exe || !vscode.workspace.isTrusted) {
+      this.skip();   // needs an installed bprop-lsp; and in an untrusted workspace the setting is ignored
+    }
+    await vscode.window.showTextDocument(doc);
+    await setText(SEED);
+    await configure('path', [exe]);
+    try {
+      await waitFor('the server restarted with bprop-lsp.path', () => api.serverCommand()?.origin === 'bprop-lsp.path');
+      assert.deepStrictEqual([api.serverCommand()!.command, ...api.serverCommand()!.args], [exe, 'serve']);
+      await waitFor('BP001 from the installed server', () => bp001(uri).length === 1 && api.client()?.isRunning());
+    } finally {
+      await configure('path', undefined);
+    }
+    await waitFor('back on the bundled server', () => api.serverCommand()?.origin !== 'bprop-lsp.path' && api.client()?.isRunning());
   });
 
   it('checks Python cells of a Jupyter notebook', async function () {
