@@ -39,3 +39,18 @@ def test_form_feed_inside_a_comment_before_an_unexpected_indent():
             "    def bprop(self, x, out):\n        return (out,)\n")
     analysis = F.check_document(text)
     assert [f.code for f in analysis.findings] == ["BP001"]
+
+
+def test_incremental_syntax_errors_follow_the_statement_after_an_unfinished_block():
+    # parso puts "expected an indented block" on the leaf after the statement (past blank lines). The
+    # per-statement issue cache of incremental parses was keyed by the statement's own text only, so
+    # after a blank line was added below it, it kept reporting the error on the old line.
+    before = "from mindspore import nn\nclass Net(nn.Cell):\n    def bprop(self, x, out, dout):\n\nx = 1\n"
+    after = before.replace("\nx = 1", "\n\nx = 1")
+    doc = F.IncrementalDoc()
+    try:
+        doc.check(before)
+        errors = doc.check(after).syntax_errors
+        assert errors and errors[-1][0].start.line == 5
+    finally:
+        doc.close()

@@ -175,7 +175,12 @@ def syntax_errors(module: Module) -> list:
         text = "".join(lines[l0 - 1:l1])
         if "nonlocal" in text or "global" in text or "__future__" in text:
             return list(g.iter_errors(module))
-        keys.append((child, l0, (c0, c1, l1 - l0, child.get_first_leaf().prefix, text)))
+        # Some issues sit on the leaf after the statement ("expected an indented block" at the next
+        # statement, after blank lines in its prefix): that leaf is part of the key too.
+        nxt = child.get_last_leaf().get_next_leaf()
+        after = None if nxt is None else (nxt.type, nxt.start_pos[0] - l0, nxt.start_pos[1], nxt.end_pos[0] - l0,
+                                          nxt.end_pos[1], nxt.prefix)
+        keys.append((child, l0, (c0, c1, l1 - l0, child.get_first_leaf().prefix, text, after)))
     issues: list = []
     for child, l0, key in keys:
         rel = _issue_cache.get(key)
