@@ -71,8 +71,8 @@ class DrawPicker(Picker):
         return self.draw(self.st.sampled_from(list(seq)))
 
     def bool(self, p=0.5):
-        # sampled_from shrinks to the first element: False, i.e. "leave the extra thing out".
-        return self.draw(self.st.sampled_from([False, True]))
+        # Shrinks towards 0, i.e. False: "leave the extra thing out".
+        return self.draw(self.st.integers(0, 99)) >= 100 - round(p * 100)
 
 
 # ------------------------------------------------------------------------------------------- line model
@@ -504,8 +504,12 @@ def _returns(pick: Picker, k: int) -> list[str]:
 
 def _bprop_params(pick: Picker, inputs: list[str], with_self: bool) -> list[str]:
     names = (["self"] if with_self else []) + list(inputs) + ["out", "dout"]
-    style = pick.int(0, 9)
-    if style == 0:
+    style = pick.int(0, 12)
+    if style == 9:
+        names = names[:-2]  # neither out nor dout
+    elif style == 10 and inputs:
+        names.remove(pick.choice(inputs))  # a forward input left out
+    elif style == 0:
         names = names[:-1]  # missing dout
     elif style == 1:
         names = [n for n in names if n != "out"]
@@ -529,7 +533,7 @@ def _bprop_params(pick: Picker, inputs: list[str], with_self: bool) -> list[str]
 
 def _cell(pick: Picker, idx: int, lines: list[tuple[int, str]], have_base: bool) -> None:
     name = pick.choice(("Net", "MulAdd", "乘加", "Spike", "Grl", "Clip")) + str(idx)
-    base = pick.choice(CELL_BASES if have_base else CELL_BASES[:-1])
+    base = pick.choice(CELL_BASES if have_base else CELL_BASES[:-1]) if pick.bool(0.4) else "nn.Cell"
     if pick.bool():
         lines.append((0, f"# 单元 {idx} 😀"))
     lines.append((0, f"class {name}({base}):"))
@@ -546,7 +550,7 @@ def _cell(pick: Picker, idx: int, lines: list[tuple[int, str]], have_base: bool)
             lines.append((2, "self.bprop = self._grad"))
     if pick.bool(0.85):
         cparams = ["self"] + inputs
-        variant = pick.int(0, 7)
+        variant = pick.int(0, 11)
         if variant == 0 and inputs:
             cparams[-1] += "=None"
         elif variant == 1:
