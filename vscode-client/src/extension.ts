@@ -196,19 +196,17 @@ export async function activate(context: vscode.ExtensionContext): Promise<BpropL
     vscode.workspace.onDidGrantWorkspaceTrust(() => void restart(context)),
     { dispose: () => void stopClient() },
   );
+  // the Python extension's interpreter choice restarts the server (activating it can take a while: no await)
   const python = vscode.extensions.getExtension('ms-python.python');
   if (python) {
-    try {
-      const api = await python.activate();
+    python.activate().then((api) => {
       const ev = api?.environments?.onDidChangeActiveEnvironmentPath;
-      if (ev) {
+      if (typeof ev === 'function') {
         context.subscriptions.push(ev(() => void restart(context)));
       }
-    } catch (e) {
-      log.warn(`bprop-lsp: Python extension not usable: ${e}`);
-    }
+    }, (e) => log.warn(`bprop-lsp: Python extension not usable: ${e}`));
   }
-  await restart(context);
+  void restart(context);
   return {
     serverPid: () => serverProcess?.pid,
     serverCommand: () => lastCommand,
