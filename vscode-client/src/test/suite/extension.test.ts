@@ -148,6 +148,18 @@ describe('bprop-lsp in a real VS Code', function () {
     await waitFor('BP001 from the restarted server, on line 6', () => bp001(uri).some((d) => d.range.start.line === 5));
   });
 
+  it('commands: bprop-lsp.restart starts a new server, bprop-lsp.showLogs opens the log', async function () {
+    await vscode.window.showTextDocument(doc);
+    await setText(SEED);
+    await waitFor('BP001 on the seed', () => bp001(uri).length === 1);
+    const pid = api.serverPid();
+    await vscode.commands.executeCommand('bprop-lsp.restart');
+    await api.ready();
+    assert.ok(api.serverPid() && api.serverPid() !== pid, 'a new server process');
+    await waitFor('BP001 from the restarted server', () => bp001(uri).length === 1);
+    await vscode.commands.executeCommand('bprop-lsp.showLogs');
+  });
+
   it("VS Code's defaults do not override the project's [tool.bprop-lsp] (pyproject.toml)", async function () {
     // only settings the user set are sent; a default `ignore: []` or `select: []` would override this table
     const folder = vscode.workspace.workspaceFolders![0].uri.fsPath;
