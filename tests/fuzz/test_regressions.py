@@ -54,3 +54,18 @@ def test_incremental_syntax_errors_follow_the_statement_after_an_unfinished_bloc
         assert errors and errors[-1][0].start.line == 5
     finally:
         doc.close()
+
+
+def test_incremental_syntax_errors_keep_one_issue_per_line_like_parso():
+    # The unclosed tuple puts "invalid syntax" on the next statement's first leaf; that statement, checked
+    # on its own, adds "'return' outside function" on the same line. parso keeps only the first issue of a
+    # line, the per-statement check of incremental parses kept both.
+    text = ("from mindspore import nn\nclass Net(nn.Cell):\n    def bprop(self, x, out, dout):\n"
+            "        return (dout,\nreturn 1\n")
+    doc = F.IncrementalDoc()
+    try:
+        doc.check(text.replace("bprop(self", "bprop(  self"))
+        errors = doc.check(text).syntax_errors
+        assert len({span.start.line for span, _ in errors}) == len(errors)
+    finally:
+        doc.close()

@@ -194,4 +194,7 @@ def syntax_errors(module: Module) -> list:
             issues.append(_Issue((sl + l0, sc), (el + l0, ec), code, message))
     if len(_issue_cache) > _ISSUE_CACHE_SIZE:
         _issue_cache_old, _issue_cache = _issue_cache, {}
-    return issues
+    # parso keeps the first issue of each line (ErrorFinder.add_issue); two statements can each put one on the
+    # same line (an issue placed on the next statement's first leaf), so keep the first here too.
+    lines_seen: set = set()
+    return [i for i in issues if not (i.start_pos[0] in lines_seen or lines_seen.add(i.start_pos[0]))]
