@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import collections
 import json
+import logging
 import multiprocessing
 import random
 import re
@@ -48,10 +49,25 @@ def signature(exc: BaseException) -> str:
     return f"{type(exc).__name__} @ {where}: {first}"
 
 
+class _CountLogs(logging.Handler):
+    """Counts the engine's log records (e.g. the diff parser falling back to a full parse) instead of printing them."""
+
+    def __init__(self, stats):
+        super().__init__(logging.DEBUG)
+        self.stats = stats
+
+    def emit(self, record):
+        self.stats[f"log {record.levelname.lower()}: {record.getMessage().split(' for ')[0][:80]}"] += 1
+
+
 def run_worker(args) -> dict:
     worker, jobs, seed, target_edits, deadline, max_seq, fix_all_every, out = args
     cases = F.oracle_cases()
     stats = collections.Counter()
+    engine_log = logging.getLogger("bprop_lsp")
+    engine_log.handlers[:] = [_CountLogs(stats)]
+    engine_log.setLevel(logging.DEBUG)
+    engine_log.propagate = False
     failures: dict[str, dict] = {}
     counts: collections.Counter = collections.Counter()
     i = worker
@@ -163,6 +179,8 @@ def main(argv=None) -> int:
     print(f"fuzz_long: {stats['edits']} edits in {stats['sequences']} sequences, {stats['documents']} documents "
           f"analysed (incremental + fresh), {stats['findings']} findings, {stats['fixes']} fixes checked, "
           f"{stats['fix_all']} fix_all idempotence checks, seed {args.seed!r}, {elapsed:.0f} s")
+    for key in sorted(k for k in stats if k.startswith("log ")):
+        print(f"fuzz_long: {stats[key]} x engine {key}")
     if not failures:
         print("fuzz_long: no failures")
         return 0

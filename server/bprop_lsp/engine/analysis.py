@@ -103,7 +103,7 @@ def _syntax_errors(module) -> list:
     try:
         return syntax_errors(module)
     except Exception:  # noqa: BLE001 - a parso bug must not cost the user their diagnostics
-        _log.warning("parso's error finder failed; reporting no syntax errors", exc_info=True)
+        _log.debug("parso's error finder failed; reporting no syntax errors", exc_info=True)
         return []
 
 
