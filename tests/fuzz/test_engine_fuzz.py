@@ -84,13 +84,13 @@ def test_oracle_case_typed_char_by_char(case, data):
 
 
 # --------------------------------------------------------------------------------------- generated
-@F.fuzz_settings(80)
+@F.fuzz_settings(60)
 @given(program=PROGRAM, settings=MODES)
 def test_generated_program(program, settings):
     F.check_document(program, settings, fix_all_check=True)
 
 
-@F.fuzz_settings(40)
+@F.fuzz_settings(25)
 @given(program=PROGRAM, edits=st.lists(EDIT, min_size=1, max_size=12), settings=MODES)
 def test_generated_program_under_random_edits(program, edits, settings):
     run_sequence(program, edits, settings, fix_all_every=6)

@@ -34,7 +34,7 @@ import fuzzlib as F
 from bprop_lsp.engine import Settings, analyze
 from bprop_lsp.engine.settings import merge
 
-OPS = int(os.environ.get("BPROP_FUZZ_LSP_OPS") or 150)
+OPS = int(os.environ.get("BPROP_FUZZ_LSP_OPS") or 120)
 CYCLES = int(os.environ.get("BPROP_FUZZ_LSP_CYCLES") or 300)
 HUGE_MB = float(os.environ.get("BPROP_FUZZ_LSP_HUGE_MB") or 5)
 TIMEOUT = 60.0
