@@ -6,12 +6,16 @@ Incremental parses use parso's diff parser with two changes that matter for an e
   ``difflib.SequenceMatcher`` over every line (60-100 % of the diff parser's cost for an in-line
   edit; the trees are the same, an edit is one changed block of lines);
 * the trees live in this module's own cache, keyed by an arbitrary string (a document URI), so
-  parso never stats the key as a file path.
+  parso never stats the key as a file path;
+* keys that differ only after a NUL (``uri + "\x00fix"``, the engine's fix check) share the document's one
+  tree: checking a fix diff-parses the tree to the fixed text and the next edit diff-parses it back, each a
+  small change, instead of a full parse of a second copy of the file.
 
 If the diff parser fails on some input (parso has had such bugs), the text is parsed from scratch.
 """
 from __future__ import annotations
 
+import difflib
 import logging
 import threading
 from functools import lru_cache
@@ -32,8 +36,12 @@ def grammar():
     return parso.load_grammar()
 
 
+_SMALL = 8  # a changed block up to this many lines is re-parsed as one
+
+
 def line_opcodes(old: list[str], new: list[str]) -> list[tuple[str, int, int, int, int]]:
-    """``SequenceMatcher.get_opcodes()``-shaped opcodes for one changed block between equal ends."""
+    """``SequenceMatcher.get_opcodes()``-shaped opcodes: the common prefix and suffix are found at C speed;
+    only a large changed middle (several distant changes) is matched line by line with difflib."""
     n_old, n_new = len(old), len(new)
     limit = min(n_old, n_new)
     prefix = 0
@@ -53,7 +61,12 @@ def line_opcodes(old: list[str], new: list[str]) -> list[tuple[str, int, int, in
     if prefix:
         ops.append(("equal", 0, prefix, 0, prefix))
     i2, j2 = n_old - suffix, n_new - suffix
-    if prefix < i2 and prefix < j2:
+    if i2 - prefix > _SMALL and j2 - prefix > _SMALL:
+        # Several changes far apart (an edit plus a fix being checked): match only the middle with difflib.
+        matcher = difflib.SequenceMatcher(None, old[prefix:i2], new[prefix:j2])
+        for tag, a1, a2, b1, b2 in matcher.get_opcodes():
+            ops.append((tag, prefix + a1, prefix + a2, prefix + b1, prefix + b2))
+    elif prefix < i2 and prefix < j2:
         ops.append(("replace", prefix, i2, prefix, j2))
     elif prefix < i2:
         ops.append(("delete", prefix, i2, prefix, j2))
@@ -94,11 +107,13 @@ def _full_parse(lines: list[str]) -> Module:
 def parse(text: str, cache_key: str | None = None) -> Module:
     """Parse ``text``; with ``cache_key`` parso re-parses only what changed since the last call with that key.
 
-    Parses sharing a key are serialised; the returned tree is the cached one (it is updated in place by the
-    next parse with the same key), so callers finish with it before parsing that key again.
+    Parses sharing a key are serialised. The returned tree is the cached one: it is updated in place by the
+    next parse with the same key, or any key with the same part before a NUL, so callers finish with it
+    before parsing such a key again.
     """
     if cache_key is None:
         return grammar().parse(text, error_recovery=True)
+    cache_key = cache_key.split("\x00", 1)[0]
     lines = split_lines(text, keepends=True)
     with _lock:
         cached = _trees.get(cache_key)
@@ -120,10 +135,9 @@ def parse(text: str, cache_key: str | None = None) -> Module:
 
 
 def forget(cache_key: str) -> None:
-    """Drop the cached tree for ``cache_key`` (a closed document) and the trees derived from it."""
+    """Drop the cached tree for ``cache_key`` (a closed document)."""
     with _lock:
-        for key in [k for k in _trees if k == cache_key or k.startswith(cache_key + "\x00")]:
-            del _trees[key]
+        _trees.pop(cache_key.split("\x00", 1)[0], None)
 
 
 class _Issue:

@@ -25,10 +25,9 @@ def _data(diagnostic: types.Diagnostic) -> dict | None:
     return None
 
 
-def _data_from_result(state, diagnostic: types.Diagnostic) -> dict | None:
-    """Clients without ``dataSupport`` drop ``data``: find the diagnostic in the cached result instead."""
-    result = state.result
-    if result is None or result.version != state.doc.version:
+def _data_from_result(result, diagnostic: types.Diagnostic) -> dict | None:
+    """The server's own copy of the diagnostic's data (fixes checked; also for clients that drop ``data``)."""
+    if result is None:
         return None
     for d in result.diagnostics:
         if d.code == diagnostic.code and d.range == diagnostic.range:
@@ -36,7 +35,7 @@ def _data_from_result(state, diagnostic: types.Diagnostic) -> dict | None:
     return None
 
 
-def code_action(ls, params: types.CodeActionParams):
+async def code_action(ls, params: types.CodeActionParams):
     if not ls.caps.code_action_literals:
         return None
     uri = params.text_document.uri
@@ -46,14 +45,19 @@ def code_action(ls, params: types.CodeActionParams):
     version = state.doc.version
     only = params.context.only
     actions: list[types.CodeAction] = []
-    if _wants(only, types.CodeActionKind.QuickFix.value):
+    ours = [d for d in params.context.diagnostics if d.source == SOURCE]
+    if ours and _wants(only, types.CodeActionKind.QuickFix.value):
+        result = await ls.scheduler.verified_result(state)
+        if result is None or state.doc.version != version:
+            return None  # the document changed meanwhile; the client asks again
         noqa_actions = []
-        for diagnostic in params.context.diagnostics:
-            if diagnostic.source != SOURCE:
-                continue
-            data = _data(diagnostic) or _data_from_result(state, diagnostic)
-            if data is None or data.get("v") != version:
+        for diagnostic in ours:
+            client_data = _data(diagnostic)
+            if client_data is not None and client_data.get("v") != version:
                 continue  # from an older version of the text: its edits no longer apply
+            data = _data_from_result(result, diagnostic)
+            if data is None:
+                continue
             fix = data.get("fix")
             if fix:
                 actions.append(types.CodeAction(

@@ -1,6 +1,9 @@
 """``textDocument/didClose``: forget the document and its parse tree; clear pushed diagnostics."""
 from __future__ import annotations
 
+import asyncio
+import gc
+
 from lsprotocol import types
 
 from ..engine.parsing import forget
@@ -14,6 +17,29 @@ def close_document(ls, uri: str) -> None:
     forget(uri)
     if not ls.caps.pull_diagnostics:
         publish(ls, uri, None, [])
+    if state.analysed_once:
+        _release_frozen_trees()
+
+
+_pending_collect: asyncio.TimerHandle | None = None
+
+
+def _release_frozen_trees() -> None:
+    """Open documents' trees are frozen out of the collector (scheduler.py); a closed one must be collectable.
+
+    Unfreeze now, collect and freeze the survivors again once closing has settled (one full collection per
+    burst of closes, not per close).
+    """
+    global _pending_collect
+    gc.unfreeze()
+    if _pending_collect is not None:
+        _pending_collect.cancel()
+
+    def collect_and_freeze():
+        gc.collect()
+        gc.freeze()
+
+    _pending_collect = asyncio.get_running_loop().call_later(1.0, collect_and_freeze)
 
 
 def did_close(ls, params: types.DidCloseTextDocumentParams) -> None:

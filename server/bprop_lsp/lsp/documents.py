@@ -85,6 +85,9 @@ class Result:
     analysis: Any
     diagnostics: list
     result_id: str
+    # Whether every fix in ``analysis`` was re-parsed and re-checked (done after the diagnostics went out).
+    verified: bool = True
+    checking: bool = False
 
 
 @dataclass
@@ -92,6 +95,8 @@ class DocState:
     doc: Document
     result: Result | None = None
     task: asyncio.Task | None = None
+    verify_task: asyncio.Task | None = None
+    analysed_once: bool = False
     dirty: bool = False
     last_start: float = -1e9
     waiters: list = field(default_factory=list)
@@ -121,8 +126,9 @@ class DocumentStore:
         state = self.states.pop(uri, None)
         if state is not None:
             state.closed = True
-            if state.task is not None and not state.task.done():
-                state.task.cancel()
+            for task in (state.task, state.verify_task):
+                if task is not None and not task.done():
+                    task.cancel()
             for fut in state.waiters:
                 if not fut.done():
                     fut.set_result(None)  # waiters re-check and see the document closed

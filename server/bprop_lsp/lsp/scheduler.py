@@ -1,5 +1,10 @@
 """Analysis per document: once per (version, settings), off the event loop, debounced, stale results dropped.
 
+Two phases: the findings go to the client as soon as the engine has them; the fixes they carry are
+re-parsed and re-checked (the engine's fix verification, as costly again as the analysis) once the document
+has been quiet for a moment, or at once when a code action asks — never in front of the next edit's
+analysis. A fix that fails the check is dropped from the diagnostics, which are sent again.
+
 Debounce is leading- and trailing-edge: an edit after a quiet spell is analysed at once (a single edit reaches
 the client as fast as the engine allows); edits arriving while an analysis runs or within ``debounce``
 seconds of the last one are coalesced into one trailing analysis of the newest text.
@@ -7,11 +12,13 @@ seconds of the last one are coalesced into one trailing analysis of the newest t
 from __future__ import annotations
 
 import asyncio
+import gc
 import itertools
 import logging
 import os
 import time
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ..engine import analyze
@@ -23,6 +30,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 DEFAULT_DEBOUNCE_MS = 80
+VERIFY_IDLE_S = 0.4
 
 
 def debounce_seconds() -> float:
@@ -96,19 +104,79 @@ class Scheduler:
         version, text = doc.version, doc.text
         loop = asyncio.get_running_loop()
         analysis = await loop.run_in_executor(self.executor, self._analyse_text, text, settings, doc.uri)
+        if not state.analysed_once:
+            state.analysed_once = True
+            # A new tree lives as long as the document: keep the collector from re-walking it on every pass
+            # (a full collection over a 10k-line tree costs ~100 ms; frozen, it costs nothing).
+            gc.freeze()
         if state.closed or doc.version != version or doc.text is not text:
             return  # stale: a newer version is (or will be) analysed
+        needs_check = any(f.fix is not None for f in analysis.findings)
+        self._store(state, version, settings, analysis, verified=not needs_check or _check_fix is None)
+        if needs_check and _check_fix is not None:
+            self._start_verify(state, state.result, text, delay=VERIFY_IDLE_S)
+
+    def _start_verify(self, state: DocState, result: Result, text: str, delay: float) -> None:
+        if state.verify_task is not None and not state.verify_task.done():
+            # A waiting check is dropped; a running one stops at its next finding (its result is stale).
+            state.verify_task.cancel()
+        state.verify_task = asyncio.get_running_loop().create_task(self._verify(state, result, text, delay))
+        state.verify_task.add_done_callback(self._log_failure)
+
+    def _store(self, state: DocState, version, settings, analysis, *, verified: bool) -> None:
+        doc = state.doc
         lines = doc.lines()
         diagnostics = [to_diagnostic(self.ls, doc.uri, version, f, lines, doc.line_text) for f in analysis.findings]
-        state.result = Result(version, settings, analysis, diagnostics, f"{version}.{next(self._ids)}")
+        state.result = Result(version, settings, analysis, diagnostics, f"{version}.{next(self._ids)}", verified)
         if not self.ls.caps.pull_diagnostics:
             publish(self.ls, doc.uri, version, diagnostics)
 
+    async def _verify(self, state: DocState, result: Result, text: str, delay: float = 0.0) -> None:
+        loop = asyncio.get_running_loop()
+        doc = state.doc
+
+        def stale() -> bool:
+            return state.closed or state.result is not result
+
+        if delay:
+            await asyncio.sleep(delay)
+        if stale():
+            return
+        result.checking = True  # running now: waiters just wait
+        try:
+            findings = await loop.run_in_executor(self.executor, _verify_fixes, text, result, doc.uri, stale)
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # noqa: BLE001 - an unchecked fix is never offered
+            log.exception("fix verification failed for %s", doc.uri)
+            findings = [replace(f, fix=None) for f in result.analysis.findings]
+        if findings is None or stale():
+            return
+        if all(a is b for a, b in zip(findings, result.analysis.findings)):
+            result.verified = True
+        else:
+            result.analysis.findings = findings
+            self._store(state, result.version, result.settings, result.analysis, verified=True)
+        self._wake(state)
+
     @staticmethod
     def _analyse_text(text: str, settings, uri: str):
-        return analyze(text, settings, cache_key=uri)
+        return analyze(text, settings, cache_key=uri, verify_fixes=_check_fix is None)
 
     # ------------------------------------------------------------------ waiting
+    async def verified_result(self, state: DocState) -> Result | None:
+        """The current result once its fixes have been checked (what code actions offer)."""
+        for _ in range(100):
+            result = await self.current_result(state)
+            if result is None or result.verified:
+                return result
+            fut = asyncio.get_running_loop().create_future()
+            state.waiters.append(fut)
+            if not result.checking:
+                self._start_verify(state, result, state.doc.text, delay=0)  # someone waits: check now
+            await fut
+        return None
+
     async def current_result(self, state: DocState) -> Result | None:
         """The result for the document's current version and settings, analysing now if need be."""
         for _ in range(100):
@@ -123,3 +191,25 @@ class Scheduler:
                 self.schedule(state)
             await fut  # a cancelled request ($/cancelRequest) raises CancelledError here
         return state.result
+
+
+try:  # the engine's per-fix check; without it, analyse() verifies fixes itself (one phase)
+    from ..engine.analysis import check_fix as _check_fix
+except ImportError:  # pragma: no cover - engine API moved
+    _check_fix = None
+
+
+def _verify_fixes(text: str, result: Result, uri: str, stale) -> list | None:
+    """The findings with every fix that does not re-parse and re-check removed; None if the result went stale."""
+    analysis = result.analysis
+    base_errors = len(analysis.syntax_errors)
+    out = []
+    for finding in analysis.findings:
+        if finding.fix is None:
+            out.append(finding)
+            continue
+        if stale():
+            return None
+        reason = _check_fix(text, finding, result.settings, base_errors, uri)
+        out.append(finding if reason is None else replace(finding, fix=None))
+    return out
