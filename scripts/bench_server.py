@@ -22,7 +22,7 @@ import sys
 import threading
 import time
 
-SERVER = [sys.executable, "-m", "bprop_lsp", "serve"]
+SERVER = [sys.executable, "-m", "bprop_lsp", "serve"] if not os.environ.get("BENCH_SERVER") else [sys.executable, os.environ["BENCH_SERVER"]]
 
 
 def generate(n_lines: int, seed: int = 0) -> str:
@@ -54,7 +54,7 @@ class Client:
 
     def __init__(self, env=None):
         self.t_start = time.perf_counter()
-        self.proc = subprocess.Popen(SERVER, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+        self.proc = subprocess.Popen(SERVER, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=None if os.environ.get("BENCH_SERVER") else subprocess.DEVNULL,
                                      env=env)
         self.inbox: queue.Queue = queue.Queue()
         self._id = 0

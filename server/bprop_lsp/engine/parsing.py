@@ -182,7 +182,8 @@ def syntax_errors(module: Module) -> list:
     if lines is None or any(c.type in _CONTEXTUAL for c in module.children):
         return list(g.iter_errors(module))
     keys = []
-    for child in module.children:
+    children = module.children
+    for index, child in enumerate(children):
         if child.type == "endmarker":
             continue
         (l0, c0), (l1, c1) = child.start_pos, child.end_pos
@@ -191,7 +192,9 @@ def syntax_errors(module: Module) -> list:
             return list(g.iter_errors(module))
         # Some issues sit on the leaf after the statement ("expected an indented block" at the next
         # statement, after blank lines in its prefix): that leaf is part of the key too.
-        nxt = child.get_last_leaf().get_next_leaf()
+        # (The first leaf of the next top-level child: ``get_next_leaf`` would search the module's children
+        # with ``list.index``, quadratic over a file.)
+        nxt = children[index + 1].get_first_leaf() if index + 1 < len(children) else None
         after = None if nxt is None else (nxt.type, nxt.start_pos[0] - l0, nxt.start_pos[1], nxt.end_pos[0] - l0,
                                           nxt.end_pos[1], nxt.prefix)
         keys.append((child, l0, (c0, c1, l1 - l0, child.get_first_leaf().prefix, text, after)))

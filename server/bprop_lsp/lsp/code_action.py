@@ -75,14 +75,17 @@ async def code_action(ls, params: types.CodeActionParams):
                     edit=workspace_edit(ls, uri, version, [text_edit(data["noqa"])]),
                 ))
         actions.extend(noqa_actions)
-    if (only and _wants(only, FIX_ALL)) or (not only and _has_safe_fix(state)):
+    lazy = ls.caps.code_action_resolve_edit
+    # Without resolve support the edit must be computed now (the engine's fix_all re-analyses the file),
+    # so such clients get fix-all only when they ask for the kind, not on every lightbulb request.
+    if (only and _wants(only, FIX_ALL)) or (not only and lazy and _has_safe_fix(state)):
         action = types.CodeAction(title="bprop-lsp: fix all auto-fixable problems", kind=FIX_ALL,
                                   data={"uri": uri, "version": version})
-        if not ls.caps.code_action_resolve_edit:
+        if not lazy:
             from .code_action_resolve import fix_all_edit
 
-            edit = fix_all_edit(ls, state, version)
-            if edit is None:
+            edit = await fix_all_edit(ls, state, version)
+            if edit is None or state.doc.version != version:
                 return actions or None
             action.edit = edit
         actions.append(action)

@@ -17,9 +17,11 @@ def _fix_all_edits(text: str, settings, lines: Lines, encoding: str) -> list[typ
             for span, new in minimal_edits(text, fixed)]
 
 
-def fix_all_edit(ls, state, version) -> types.WorkspaceEdit | None:
+async def fix_all_edit(ls, state, version) -> types.WorkspaceEdit | None:
     doc = state.doc
-    edits = _fix_all_edits(doc.text, ls.settings.for_uri(doc.uri), doc.lines(), ls.caps.position_encoding)
+    edits = await asyncio.get_running_loop().run_in_executor(
+        ls.scheduler.executor, _fix_all_edits, doc.text, ls.settings.for_uri(doc.uri), doc.lines(),
+        ls.caps.position_encoding)
     if not edits:
         return None
     return workspace_edit(ls, doc.uri, version, edits)

@@ -103,7 +103,9 @@ class Scheduler:
             return
         version, text = doc.version, doc.text
         loop = asyncio.get_running_loop()
+        t0 = time.perf_counter()
         analysis = await loop.run_in_executor(self.executor, self._analyse_text, text, settings, doc.uri)
+        log.info("analysed %s v%s in %.1f ms", doc.uri, version, (time.perf_counter() - t0) * 1e3)
         if not state.analysed_once:
             state.analysed_once = True
             # A new tree lives as long as the document: keep the collector from re-walking it on every pass
@@ -144,7 +146,9 @@ class Scheduler:
             return
         result.checking = True  # running now: waiters just wait
         try:
+            t0 = time.perf_counter()
             findings = await loop.run_in_executor(self.executor, _verify_fixes, text, result, doc.uri, stale)
+            log.info("checked the fixes of %s v%s in %.1f ms", doc.uri, result.version, (time.perf_counter() - t0) * 1e3)
         except asyncio.CancelledError:
             raise
         except Exception:  # noqa: BLE001 - an unchecked fix is never offered
