@@ -1,7 +1,6 @@
 import os
 import sys
 
-import pytest
 import pytest_lsp
 from pytest_lsp import ClientServerConfig, LanguageClient
 
