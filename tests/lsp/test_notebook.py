@@ -62,3 +62,22 @@ async def test_notebook_cells(client):
                 array=types.NotebookCellArrayChange(start=3, delete_count=1),
                 did_close=[types.TextDocumentIdentifier(uri=CELL[3])])))))
     await wait_until(lambda: len(client.diagnostics[CELL[3]]) == 0)
+
+
+async def test_notebook_cells_use_the_notebooks_pyproject(client, tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[tool.bprop-lsp]\nignore = ["BP001"]\n')
+    nb = (tmp_path / "demo.ipynb").as_uri()
+    cell = f"vscode-notebook-cell:{tmp_path / 'demo.ipynb'}#c0"
+    caps = client_capabilities("neovim")
+    await client.initialize_session(types.InitializeParams(capabilities=caps))
+    s = Session(client, caps, "utf-8")
+    client.notebook_document_did_open(types.DidOpenNotebookDocumentParams(
+        notebook_document=types.NotebookDocument(uri=nb, notebook_type="jupyter-notebook", version=1, cells=[
+            types.NotebookCell(kind=types.NotebookCellKind.Code, document=cell)]),
+        cell_text_documents=[_item(cell, SEED)]))
+    assert await s.diagnostics(cell, expect=lambda d: True) == []
+    (tmp_path / "pyproject.toml").write_text("[tool.bprop-lsp]\n")
+    client.workspace_did_change_watched_files(types.DidChangeWatchedFilesParams(changes=[
+        types.FileEvent(uri=(tmp_path / "pyproject.toml").as_uri(), type=types.FileChangeType.Changed)]))
+    (diag,) = await s.diagnostics(cell, expect=bool)
+    assert diag.range.start.line == SEED_DEF_LINE

@@ -20,7 +20,7 @@ def _fix_all_edits(text: str, settings, lines: Lines, encoding: str) -> list[typ
 async def fix_all_edit(ls, state, version) -> types.WorkspaceEdit | None:
     doc = state.doc
     edits = await asyncio.get_running_loop().run_in_executor(
-        ls.scheduler.executor, _fix_all_edits, doc.text, ls.settings.for_uri(doc.uri), doc.lines(),
+        ls.scheduler.executor, _fix_all_edits, doc.text, ls.settings.for_uri(doc.settings_uri), doc.lines(),
         ls.caps.position_encoding)
     if not edits:
         return None
@@ -37,7 +37,7 @@ async def resolve(ls, action: types.CodeAction) -> types.CodeAction:
         raise JsonRpcContentModified(f"{doc.uri} changed since the action was offered")
     version, text = doc.version, doc.text
     loop = asyncio.get_running_loop()
-    edits = await loop.run_in_executor(ls.scheduler.executor, _fix_all_edits, text, ls.settings.for_uri(doc.uri),
+    edits = await loop.run_in_executor(ls.scheduler.executor, _fix_all_edits, text, ls.settings.for_uri(doc.settings_uri),
                                        doc.lines(), ls.caps.position_encoding)
     if doc.text is not text:
         raise JsonRpcContentModified(f"{doc.uri} changed while the fixes were computed")

@@ -25,6 +25,11 @@ class Document:
         self.notebook_uri = notebook_uri
         self._set_text(text)
 
+    @property
+    def settings_uri(self) -> str:
+        """Where settings are looked up: a notebook cell takes its notebook's (the cell URI is no file path)."""
+        return self.notebook_uri or self.uri
+
     def _set_text(self, text: str) -> None:
         self.text = text
         self._starts: list[int] | None = None

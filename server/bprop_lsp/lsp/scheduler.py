@@ -94,11 +94,11 @@ class Scheduler:
 
     def is_fresh(self, state: DocState) -> bool:
         r = state.result
-        return r is not None and r.version == state.doc.version and r.settings == self.ls.settings.for_uri(state.doc.uri)
+        return r is not None and r.version == state.doc.version and r.settings == self.ls.settings.for_uri(state.doc.settings_uri)
 
     async def _analyse(self, state: DocState) -> None:
         doc = state.doc
-        settings = self.ls.settings.for_uri(doc.uri)
+        settings = self.ls.settings.for_uri(doc.settings_uri)
         if self.is_fresh(state):
             return
         version, text = doc.version, doc.text
