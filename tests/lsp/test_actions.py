@@ -97,3 +97,16 @@ async def test_hover_on_bprop(client, name):
     nothing = await asyncio.wait_for(client.text_document_hover_async(types.HoverParams(
         text_document=types.TextDocumentIdentifier(uri=URI), position=types.Position(line=0, character=2))), TIMEOUT)
     assert nothing is None
+
+
+@pytest.mark.parametrize("context", ["no-source-no-data", "empty"])
+async def test_quick_fix_for_clients_that_echo_little(client, context):
+    """Vim's ALE sends context diagnostics without source and data; some clients send no context at all."""
+    s = await _session(client, client_capabilities("neovim"))
+    s.open(URI, SEED)
+    (diag,) = await s.diagnostics(URI, expect=bool)
+    echoed = [] if context == "empty" else [types.Diagnostic(range=diag.range, message=diag.message, code=diag.code)]
+    actions = await s.code_actions(URI, echoed, rng=diag.range)
+    (fix,) = [a for a in actions if a.is_preferred]
+    s.change(URI, edits_for(fix.edit, URI, versioned=False))
+    assert lines_of(s.texts[URI])[SEED_DEF_LINE] == "    def bprop(self, x, y, out, dout):"

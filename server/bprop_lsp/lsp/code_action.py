@@ -30,9 +30,21 @@ def _data_from_result(result, diagnostic: types.Diagnostic) -> dict | None:
     if result is None:
         return None
     for d in result.diagnostics:
-        if d.code == diagnostic.code and d.range == diagnostic.range:
+        if d.range == diagnostic.range and (diagnostic.code is None or d.code == diagnostic.code):
             return d.data
     return None
+
+
+def _maybe_ours(diagnostic: types.Diagnostic) -> bool:
+    # Some clients (Vim's ALE) send the context diagnostics back without ``source`` or ``data``.
+    if diagnostic.source is not None:
+        return diagnostic.source == SOURCE
+    return diagnostic.code is None or (isinstance(diagnostic.code, str) and diagnostic.code.startswith("BP"))
+
+
+def _overlaps(a: types.Range, b: types.Range) -> bool:
+    return (a.start.line, a.start.character) <= (b.end.line, b.end.character) and \
+        (b.start.line, b.start.character) <= (a.end.line, a.end.character)
 
 
 async def code_action(ls, params: types.CodeActionParams):
@@ -45,11 +57,14 @@ async def code_action(ls, params: types.CodeActionParams):
     version = state.doc.version
     only = params.context.only
     actions: list[types.CodeAction] = []
-    ours = [d for d in params.context.diagnostics if d.source == SOURCE]
-    if ours and _wants(only, types.CodeActionKind.QuickFix.value):
+    ours = [d for d in params.context.diagnostics if _maybe_ours(d)]
+    if _wants(only, types.CodeActionKind.QuickFix.value) and (ours or not params.context.diagnostics):
         result = await ls.scheduler.verified_result(state)
         if result is None or state.doc.version != version:
             return None  # the document changed meanwhile; the client asks again
+        if not params.context.diagnostics:
+            # A client that sends no context: the diagnostics under the requested range.
+            ours = [d for d in result.diagnostics if _overlaps(d.range, params.range)]
         noqa_actions = []
         for diagnostic in ours:
             client_data = _data(diagnostic)
