@@ -6,12 +6,13 @@ import asyncio
 from lsprotocol import types
 from pygls.exceptions import JsonRpcContentModified
 
-from ..engine import fix_all
 from .convert import Lines
 from .edits import minimal_edits, workspace_edit
 
 
 def _fix_all_edits(text: str, settings, lines: Lines, encoding: str) -> list[types.TextEdit]:
+    from ..engine import fix_all
+
     fixed, _count = fix_all(text, settings)
     return [types.TextEdit(range=lines.range_to_client(span, encoding), new_text=new)
             for span, new in minimal_edits(text, fixed)]

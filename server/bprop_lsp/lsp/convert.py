@@ -8,7 +8,10 @@ from __future__ import annotations
 
 from lsprotocol import types
 
-from ..engine.model import Position, Span
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the engine is imported on first use (server start-up stays short)
+    from ..engine.model import Position, Span
 
 UTF8 = types.PositionEncodingKind.Utf8.value
 UTF16 = types.PositionEncodingKind.Utf16.value
@@ -57,11 +60,13 @@ class Lines:
     def __init__(self, line_text):
         self._line_text = line_text  # callable: line number -> text without terminator (or "" past the end)
 
-    def to_client(self, pos: Position, encoding: str) -> types.Position:
+    def to_client(self, pos: "Position", encoding: str) -> types.Position:
         return types.Position(line=pos.line, character=column_to_client(self._line_text(pos.line), pos.column, encoding))
 
-    def range_to_client(self, span: Span, encoding: str) -> types.Range:
+    def range_to_client(self, span: "Span", encoding: str) -> types.Range:
         return types.Range(start=self.to_client(span.start, encoding), end=self.to_client(span.end, encoding))
 
-    def from_client(self, pos: types.Position, encoding: str) -> Position:
+    def from_client(self, pos: types.Position, encoding: str) -> "Position":
+        from ..engine.model import Position
+
         return Position(pos.line, column_from_client(self._line_text(pos.line), pos.character, encoding))

@@ -11,18 +11,18 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 from pygls import uris
 
-from ..engine.model import Finding, Severity
 from .convert import Lines
 from .noqa import noqa_edit
 
 if TYPE_CHECKING:
+    from ..engine.model import Finding
     from .server import BpropServer
 
 SOURCE = "bprop-lsp"
-SEVERITY = {
-    Severity.ERROR: types.DiagnosticSeverity.Error,
-    Severity.WARNING: types.DiagnosticSeverity.Warning,
-    Severity.INFO: types.DiagnosticSeverity.Information,
+SEVERITY = {  # engine Severity values
+    "error": types.DiagnosticSeverity.Error,
+    "warning": types.DiagnosticSeverity.Warning,
+    "info": types.DiagnosticSeverity.Information,
 }
 
 
@@ -31,7 +31,7 @@ def _edit_data(lines: Lines, span, new_text: str, encoding: str) -> list:
     return [r.start.line, r.start.character, r.end.line, r.end.character, new_text]
 
 
-def to_diagnostic(ls: "BpropServer", uri: str, version, finding: Finding, lines: Lines, line_text) -> types.Diagnostic:
+def to_diagnostic(ls: "BpropServer", uri: str, version, finding: "Finding", lines: Lines, line_text) -> types.Diagnostic:
     caps = ls.caps
     enc = caps.position_encoding
     data = {"v": version, "code": finding.code, "fix": None, "noqa": None}
@@ -55,7 +55,7 @@ def to_diagnostic(ls: "BpropServer", uri: str, version, finding: Finding, lines:
     return types.Diagnostic(
         range=lines.range_to_client(finding.span, enc),
         message=finding.message,
-        severity=SEVERITY.get(finding.severity, types.DiagnosticSeverity.Warning),
+        severity=SEVERITY.get(getattr(finding.severity, "value", finding.severity), types.DiagnosticSeverity.Warning),
         code=finding.code,
         code_description=types.CodeDescription(href=finding.url) if finding.url else None,
         source=SOURCE,

@@ -6,7 +6,6 @@ import gc
 
 from lsprotocol import types
 
-from ..engine.parsing import forget
 from .diagnostics import publish
 
 
@@ -14,6 +13,8 @@ def close_document(ls, uri: str) -> None:
     state = ls.store.close(uri)
     if state is None:
         return
+    from ..engine.parsing import forget
+
     forget(uri)
     if not ls.caps.pull_diagnostics:
         publish(ls, uri, None, [])

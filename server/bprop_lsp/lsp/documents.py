@@ -7,13 +7,16 @@ text and keeps line starts, so an edit costs one copy of the text plus a scan fo
 from __future__ import annotations
 
 import asyncio
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from lsprotocol import types
 
-from ..engine.text import LINE_BREAK
 from .convert import Lines, column_from_client
+
+# The line breaks LSP (and the engine, engine/text.py) recognise; form feeds and U+2028 are ordinary text.
+LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
 class Document:

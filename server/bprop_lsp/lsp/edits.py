@@ -5,8 +5,10 @@ import difflib
 
 from lsprotocol import types
 
-from ..engine.model import Position, Span
-from ..engine.text import LineIndex
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..engine.model import Span
 
 
 def text_edit(item: list) -> types.TextEdit:
@@ -22,10 +24,13 @@ def workspace_edit(ls, uri: str, version, edits: list[types.TextEdit]) -> types.
     return types.WorkspaceEdit(changes={uri: edits})
 
 
-def minimal_edits(old: str, new: str) -> list[tuple[Span, str]]:
+def minimal_edits(old: str, new: str) -> list[tuple["Span", str]]:
     """Edits (code-point spans in ``old``) turning ``old`` into ``new``, touching only the changed text."""
     if old == new:
         return []
+    from ..engine.model import Span
+    from ..engine.text import LineIndex
+
     a, b = old.splitlines(keepends=True), new.splitlines(keepends=True)
     # Common prefix/suffix first so the matcher sees only the changed middle.
     p = 0
@@ -38,7 +43,7 @@ def minimal_edits(old: str, new: str) -> list[tuple[Span, str]]:
     line_offsets = [0]
     for line in a:
         line_offsets.append(line_offsets[-1] + len(line))
-    out: list[tuple[Span, str]] = []
+    out: list = []
     matcher = difflib.SequenceMatcher(None, a[p:len(a) - s], b[p:len(b) - s], autojunk=False)
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if tag == "equal":

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from lsprotocol import types
 
-from ..engine.model import Position
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..engine.model import Position
 
 
-def _contains(span, pos: Position) -> bool:
+def _contains(span, pos: "Position") -> bool:
     return span.start <= pos <= span.end
 
 

@@ -21,7 +21,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from ..engine import analyze
 from .diagnostics import publish, to_diagnostic
 from .documents import DocState, Result
 
@@ -114,8 +113,8 @@ class Scheduler:
         if state.closed or doc.version != version or doc.text is not text:
             return  # stale: a newer version is (or will be) analysed
         needs_check = any(f.fix is not None for f in analysis.findings)
-        self._store(state, version, settings, analysis, verified=not needs_check or _check_fix is None)
-        if needs_check and _check_fix is not None:
+        self._store(state, version, settings, analysis, verified=not needs_check or _checker() is None)
+        if needs_check and _checker() is not None:
             self._start_verify(state, state.result, text, delay=VERIFY_IDLE_S)
 
     def _start_verify(self, state: DocState, result: Result, text: str, delay: float) -> None:
@@ -165,7 +164,20 @@ class Scheduler:
 
     @staticmethod
     def _analyse_text(text: str, settings, uri: str):
-        return analyze(text, settings, cache_key=uri, verify_fixes=_check_fix is None)
+        from ..engine import analyze
+
+        return analyze(text, settings, cache_key=uri, verify_fixes=_checker() is None)
+
+    def warm_up(self) -> None:
+        """Import the engine and load parso's grammar off the event loop, before the first document arrives."""
+
+        def load():
+            from ..engine.parsing import grammar
+
+            grammar()
+            _checker()
+
+        self.executor.submit(load)
 
     # ------------------------------------------------------------------ waiting
     async def verified_result(self, state: DocState) -> Result | None:
@@ -197,10 +209,19 @@ class Scheduler:
         return state.result
 
 
-try:  # the engine's per-fix check; without it, analyse() verifies fixes itself (one phase)
-    from ..engine.analysis import check_fix as _check_fix
-except ImportError:  # pragma: no cover - engine API moved
-    _check_fix = None
+_CHECK_FIX: list = []
+
+
+def _checker():
+    """The engine's per-fix check (imported on first use); None if the engine no longer has it, and then
+    ``analyze`` verifies fixes itself (one phase)."""
+    if not _CHECK_FIX:
+        try:
+            from ..engine.analysis import check_fix
+        except ImportError:  # pragma: no cover - engine API moved
+            check_fix = None
+        _CHECK_FIX.append(check_fix)
+    return _CHECK_FIX[0]
 
 
 def _verify_fixes(text: str, result: Result, uri: str, stale) -> list | None:
@@ -214,6 +235,6 @@ def _verify_fixes(text: str, result: Result, uri: str, stale) -> list | None:
             continue
         if stale():
             return None
-        reason = _check_fix(text, finding, result.settings, base_errors, uri)
+        reason = _checker()(text, finding, result.settings, base_errors, uri)
         out.append(finding if reason is None else replace(finding, fix=None))
     return out

@@ -134,6 +134,7 @@ def create_server() -> BpropServer:
 
     @ls.feature(types.INITIALIZED)
     async def initialized(ls: BpropServer, params: types.InitializedParams) -> None:
+        ls.scheduler.warm_up()
         await workspace_settings.on_initialized(ls)
 
     @ls.feature(types.SHUTDOWN)

@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from pygls import uris
 
-from ..engine.settings import Settings, find_pyproject, merge, read_pyproject
+
+if TYPE_CHECKING:
+    from ..engine.settings import Settings
 
 SECTION = "bprop-lsp"
 CLIENT_ONLY_KEYS = frozenset({
@@ -79,7 +81,7 @@ class SettingsStore:
         # directory -> nearest pyproject path (or None); path -> (mtime_ns, table or None)
         self._nearest: dict[str, Path | None] = {}
         self._tables: dict[Path, tuple[int, Any]] = {}
-        self._cache: dict[str, Settings] = {}
+        self._cache: dict[str, Any] = {}
 
     # ----------------------------------------------------------------- sources
     def set_initialization_options(self, options: Any) -> None:
@@ -100,7 +102,9 @@ class SettingsStore:
             self._warned.clear()  # a setting still wrong after a change is reported again
 
     # ----------------------------------------------------------------- reading
-    def for_uri(self, uri: str) -> Settings:
+    def for_uri(self, uri: str) -> "Settings":
+        from ..engine.settings import Settings
+
         path = uris.to_fs_path(uri)
         key = os.path.dirname(path) if path else ""
         pyproject = self._pyproject_for(key) if path else None
@@ -123,7 +127,9 @@ class SettingsStore:
         self._cache[cache_key] = settings
         return settings
 
-    def _merge(self, base: Settings, raw: Any, label: str) -> Settings:
+    def _merge(self, base: "Settings", raw: Any, label: str) -> "Settings":
+        from ..engine.settings import merge
+
         if raw is None:
             return base
         result = merge(base, raw, label)
@@ -137,6 +143,8 @@ class SettingsStore:
             self._warn(message)
 
     def _pyproject_for(self, directory: str) -> tuple[Path, int, Any] | None:
+        from ..engine.settings import find_pyproject, read_pyproject
+
         if directory not in self._nearest:
             self._nearest[directory] = find_pyproject(Path(directory)) if directory else None
         path = self._nearest[directory]
