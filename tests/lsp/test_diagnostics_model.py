@@ -82,6 +82,12 @@ async def test_workspace_diagnostics_with_progress(client, tmp_path):
     assert [d.range.start.line for d in by_uri[seed_uri].items] == [SEED_DEF_LINE]
     kinds = [type(p).__name__ for p in client.progress_reports[token]]
     assert kinds[0] == "WorkDoneProgressBegin" and kinds[-1] == "WorkDoneProgressEnd"
-    again = await asyncio.wait_for(client.workspace_diagnostic_async(types.WorkspaceDiagnosticParams(
-        previous_result_ids=[types.PreviousResultId(uri=seed_uri, value=by_uri[seed_uri].result_id)])), TIMEOUT)
-    assert [i.kind for i in again.items] == ["unchanged"]
+    # Asked again with nothing changed, the server holds the request (long poll) until something changes.
+    waiting = asyncio.ensure_future(client.workspace_diagnostic_async(types.WorkspaceDiagnosticParams(
+        previous_result_ids=[types.PreviousResultId(uri=seed_uri, value=by_uri[seed_uri].result_id)])))
+    await asyncio.sleep(0.5)
+    assert not waiting.done()
+    Session(client, caps).open(file_uri(tmp_path / "pkg" / "plain.py"), "x = 2\n")
+    held = await asyncio.wait_for(waiting, TIMEOUT)
+    assert {i.uri: i.kind for i in held.items}[seed_uri] == "unchanged"
+    assert {i.uri: list(i.items) for i in held.items if i.kind == "full"} == {file_uri(tmp_path / "pkg" / "plain.py"): []}

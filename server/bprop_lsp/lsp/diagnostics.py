@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from .server import BpropServer
 
 SOURCE = "bprop-lsp"
+WORKSPACE_POLL_S = 30.0
 SEVERITY = {  # engine Severity values
     "error": types.DiagnosticSeverity.Error,
     "warning": types.DiagnosticSeverity.Warning,
@@ -102,6 +103,12 @@ async def workspace_diagnostic(ls: "BpropServer", params: types.WorkspaceDiagnos
     from ..engine import analyze
 
     previous = {p.uri: p.value for p in (params.previous_result_ids or [])}
+    if previous and getattr(ls, "_workspace_generation", None) == ls.scheduler.generation:
+        # A client that re-asks as soon as it has an answer (VS Code long-polls): hold the request until
+        # something changes (or a while passes, for files changed on disk), instead of re-walking the
+        # workspace in a loop. $/cancelRequest ends the wait.
+        await ls.scheduler.wait_for_change(WORKSPACE_POLL_S)
+    ls._workspace_generation = ls.scheduler.generation
     token = params.work_done_token
     progress = ls.work_done_progress
     if token is None and ls.caps.work_done_progress:

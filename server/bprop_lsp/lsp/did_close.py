@@ -13,6 +13,7 @@ def close_document(ls, uri: str) -> None:
     state = ls.store.close(uri)
     if state is None:
         return
+    ls.scheduler.bump()
     from ..engine.parsing import forget
 
     forget(uri)

@@ -46,9 +46,28 @@ class Scheduler:
         self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="bprop-analysis")
         self.debounce = debounce_seconds()
         self._ids = itertools.count(1)
+        # Bumped by every edit, open, close or settings change (workspace diagnostics long-poll on it).
+        self.generation = 0
+        self._change_waiters: list = []
 
     # ------------------------------------------------------------------ scheduling
+    def bump(self) -> None:
+        self.generation += 1
+        waiters, self._change_waiters = self._change_waiters, []
+        for fut in waiters:
+            if not fut.done():
+                fut.set_result(None)
+
+    async def wait_for_change(self, timeout: float) -> None:
+        fut = asyncio.get_running_loop().create_future()
+        self._change_waiters.append(fut)
+        try:
+            await asyncio.wait_for(fut, timeout)
+        except asyncio.TimeoutError:
+            pass
+
     def schedule(self, state: DocState) -> None:
+        self.bump()
         if state.closed:
             return
         if state.task is not None and not state.task.done():
