@@ -401,6 +401,8 @@ def test_memory_stays_flat_over_open_close_cycles():
                 if i % 10 == 0:
                     server.request("textDocument/diagnostic", {"textDocument": {"uri": uri}})
                 server.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
+            # The server collects closed documents' trees shortly after a burst of closes (did_close.py).
+            time.sleep(2.5)
             server.request("textDocument/hover", {"textDocument": {"uri": "file:///none.py"},
                                                   "position": {"line": 0, "character": 0}})
 
