@@ -12,6 +12,7 @@ from __future__ import annotations
 import itertools
 import os
 import re
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -231,7 +232,9 @@ def parso_error_count(text: str) -> int | None:
 def compiles(text: str) -> bool:
     """Whether CPython's compiler accepts the text (compiled only, never executed)."""
     try:
-        compile(text, "<fuzz>", "exec", dont_inherit=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # SyntaxWarnings about the fuzzed code itself
+            compile(text, "<fuzz>", "exec", dont_inherit=True)
         return True
     except (SyntaxError, ValueError):
         return False
