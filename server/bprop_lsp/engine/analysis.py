@@ -38,24 +38,35 @@ class Analysis:
     findings: list[Finding] = field(default_factory=list)
     bprops: list[BpropInfo] = field(default_factory=list)
     # parso's syntax errors as (span, message): findings are still produced where the structure reads.
-    syntax_errors: list[tuple[Span, str]] = field(default_factory=list)
+    # None when the caller did not ask for them (the server's keystroke path; see ``analyze``).
+    syntax_errors: list[tuple[Span, str]] | None = field(default_factory=list)
     # Fixes dropped because the fixed text did not re-parse or re-check (kept for diagnostics/tests).
     rejected_fixes: list[tuple[Finding, str]] = field(default_factory=list)
 
 
-def analyze(text: str, settings: Settings = Settings(), *, cache_key: str | None = None, verify_fixes: bool = True) -> Analysis:
-    """Analyse ``text``. ``cache_key`` enables parso's incremental re-parse across calls (the server)."""
+def analyze(text: str, settings: Settings = Settings(), *, cache_key: str | None = None, verify_fixes: bool = True,
+            with_syntax_errors: bool = True) -> Analysis:
+    """Analyse ``text``. ``cache_key`` enables parso's incremental re-parse across calls (the server).
+
+    ``with_syntax_errors=False`` skips parso's error finder (a third of a keystroke's cost in a large file);
+    ``Analysis.syntax_errors`` is then None and ``count_syntax_errors`` gives the number when a fix is checked.
+    """
     if "bprop" not in text:
         # Every rule is about a custom bprop, bprop_getters or bprop_debug: nothing to find.
         return Analysis()
     module = parse(text, cache_key)
-    analysis = _analyze_module(module, text, settings)
+    analysis = _analyze_module(module, text, settings, with_syntax_errors or verify_fixes)
     if verify_fixes:
         _verify_fixes(analysis, text, settings, cache_key)
     return analysis
 
 
-def _analyze_module(module, text: str, settings: Settings) -> Analysis:
+def count_syntax_errors(text: str, cache_key: str | None = None) -> int:
+    """How many syntax errors parso finds in ``text`` (the baseline a fix must not make worse)."""
+    return len(_syntax_errors(parse(text, cache_key)))
+
+
+def _analyze_module(module, text: str, settings: Settings, with_syntax_errors: bool = True) -> Analysis:
     from ..rules import ALL_RULES
 
     program = Program(module, text)
@@ -91,9 +102,9 @@ def _analyze_module(module, text: str, settings: Settings) -> Analysis:
                 )
             )
     findings.sort(key=Finding.sort_key)
-    errors = []
-    for err in _syntax_errors(module):
-        errors.append((program.span(err.start_pos, err.end_pos), err.message))
+    errors = None
+    if with_syntax_errors:
+        errors = [(program.span(err.start_pos, err.end_pos), err.message) for err in _syntax_errors(module)]
     return Analysis(findings=findings, bprops=_bprop_infos(ctx), syntax_errors=errors)
 
 
@@ -124,6 +135,8 @@ def _uses_jit(ctx: Context) -> bool:
     from .program import JIT_NAMES
 
     p = ctx.program
+    if "jit" not in p.text and "ms_function" not in p.text:
+        return False
     for fns in p.functions.values():
         for fn in fns:
             if fn.name == "bprop":
@@ -152,18 +165,15 @@ def _severity(fails_in: frozenset, evidence: frozenset | None, message: str) -> 
 def _noqa_lines(program: Program) -> dict[int, set[str]]:
     """0-based line -> codes named by a ``# noqa`` comment there (empty set: bare noqa, all codes)."""
     result: dict[int, set[str]] = {}
-    for line_no in range(program.index.line_count):
-        line = program.index.line_text(line_no)
-        if "noqa" not in line.lower() or "#" not in line:
-            continue
-        for m in NOQA.finditer(line):
-            # Only real comments count, not "# noqa" inside a string.
-            position = (line_no + 1, m.start())
-            leaf = program.module.get_leaf_for_position(position, include_prefixes=True)
-            if leaf is None or leaf.start_pos <= position:
-                continue  # inside a string or other token, not in the comment prefix before a token
-            codes = m.group("codes")
-            result[line_no] = {c.upper() for c in re.split(r"[\s,]+", codes) if c} if codes else set()
+    for m in NOQA.finditer(program.text):
+        pos = program.index.position(m.start())
+        # Only real comments count, not "# noqa" inside a string.
+        position = (pos.line + 1, pos.column)
+        leaf = program.module.get_leaf_for_position(position, include_prefixes=True)
+        if leaf is None or leaf.start_pos <= position:
+            continue  # inside a string or other token, not in the comment prefix before a token
+        codes = m.group("codes")
+        result[pos.line] = {c.upper() for c in re.split(r"[\s,]+", codes) if c} if codes else set()
     return result
 
 
@@ -215,7 +225,7 @@ def _has_self(fn) -> bool:
 def _verify_fixes(analysis: Analysis, text: str, settings: Settings, cache_key: str | None) -> None:
     """Keep a fix only if the fixed text re-parses no worse and the finding is gone on re-check."""
     verified: list[Finding] = []
-    base_errors = len(analysis.syntax_errors)
+    base_errors = len(analysis.syntax_errors) if analysis.syntax_errors is not None else count_syntax_errors(text, cache_key)
     for finding in analysis.findings:
         if finding.fix is None:
             verified.append(finding)
@@ -241,7 +251,7 @@ def check_fix(text: str, finding: Finding, settings: Settings, base_errors: int,
     errors = len(_syntax_errors(module))
     if errors > base_errors:
         return "the fixed text does not parse"
-    after = _analyze_module(module, fixed, settings)
+    after = _analyze_module(module, fixed, settings, with_syntax_errors=False)
     # The finding's line may have moved if the fix inserted lines above it.
     same = [f for f in after.findings if f.code == finding.code and _same_place(f, finding, fix)]
     if same:

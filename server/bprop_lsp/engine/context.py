@@ -135,9 +135,7 @@ class Context:
     def custom_op_sites(self) -> list[CustomOpSite]:
         p = self.program
         sites = []
-        for node in iter_scope_nodes(p.module):
-            if node.type not in ("power", "atom_expr"):
-                continue
+        for node in p.nodes_matching("Custom", ("power", "atom_expr")):
             c = call_of(node)
             if not c or not c[0]:
                 continue

@@ -132,7 +132,11 @@ class Member:
 class ClassInfo:
     node: tree.Class
     name: str
-    members: dict[str, Member] = field(default_factory=dict)
+
+    @cached_property
+    def members(self) -> dict[str, "Member"]:
+        """Class-body bindings (read on first use: most classes of a file are never looked into)."""
+        return _class_members(self)
 
     @property
     def bases(self) -> list[tree.BaseNode]:
@@ -255,30 +259,64 @@ class Program:
     def __init__(self, module: tree.Module, text: str):
         self.module = module
         self.text = text
-        self.index = LineIndex(text)
         self.imports: dict[str, str] = {}
         self.import_nodes: list = []
         self.classes: list[ClassInfo] = []
-        self.functions: dict[str, list[Function]] = {}
-        self.assignments: dict[str, list] = {}  # name -> right-hand sides anywhere in the file
+        self._funcdefs: list = []
+        self._assignment_stmts: list = []
         self._scan()
 
     # ----------------------------------------------------------------- scanning
     def _scan(self) -> None:
-        for node in iter_scope_nodes(self.module):
+        # Statements only: imports, classes, functions and assignments are all statements, so the walk
+        # never descends into expressions (most of a file's nodes). Error nodes may hold statements.
+        stack = [self.module]
+        pop, extend, containers = stack.pop, stack.extend, _STATEMENT_CONTAINERS
+        imports, assignments, funcdefs = self.import_nodes, self._assignment_stmts, self._funcdefs
+        while stack:
+            node = pop()
             t = node.type
-            if t in ("import_name", "import_from"):
+            if t == "expr_stmt":
+                assignments.append(node)
+            elif t in containers:
+                if t == "funcdef":
+                    funcdefs.append(node)
+                    extend(node.children[-1:])  # the body; parameters and annotations hold no statements
+                elif t == "classdef":
+                    self.classes.append(ClassInfo(node, node.name.value))
+                    extend(node.children[-1:])
+                else:
+                    extend(reversed(node.children))
+            elif t in ("import_name", "import_from"):
+                imports.append(node)
                 self._record_import(node)
-            elif t == "classdef":
-                self._record_class(node)
-            elif t == "funcdef":
-                fn = Function(node, node.name.value, decorators=_decorators_of(node))
-                self.functions.setdefault(fn.name, []).append(fn)
-            elif t == "expr_stmt":
-                self._record_assignment(node)
+
+    def nodes_matching(self, word: str, types: tuple[str, ...]) -> list:
+        """For each occurrence of the identifier ``word`` in the text, the outermost enclosing node of one of
+        ``types`` around it (deduplicated, in text order). Lets rules that look for a rare name (``Custom``,
+        ``set_context``, ``bprop_debug``) skip walking the whole tree: ``str.find`` costs next to nothing."""
+        found = []
+        seen = set()
+        text = self.text
+        start = text.find(word)
+        while start != -1:
+            end = start + len(word)
+            if (start == 0 or not _is_ident_char(text[start - 1])) and (end == len(text) or not _is_ident_char(text[end])):
+                pos = self.index.position(start)
+                leaf = self.module.get_leaf_for_position((pos.line + 1, pos.column))
+                best = None
+                node = leaf.parent if leaf is not None else None
+                while node is not None and node.type not in ("funcdef", "classdef", "file_input", "simple_stmt"):
+                    if node.type in types:
+                        best = node
+                    node = node.parent
+                if best is not None and id(best) not in seen:
+                    seen.add(id(best))
+                    found.append(best)
+            start = text.find(word, end)
+        return found
 
     def _record_import(self, node) -> None:
-        self.import_nodes.append(node)
         try:
             if node.type == "import_name":
                 for name, path in zip(node.get_defined_names(), node.get_paths()):
@@ -296,29 +334,33 @@ class Program:
             # Half-typed import statements: keep what was read so far.
             return
 
-    def _record_class(self, node) -> None:
-        info = ClassInfo(node, node.name.value)
-        suite = node.children[-1]
-        for stmt in _class_body_statements(suite):
-            if stmt.type == "funcdef":
-                fn = Function(stmt, stmt.name.value, owner=info, decorators=_decorators_of(stmt))
-                info.members[fn.name] = Member(fn.name, info, function=fn, node=stmt)
-            elif stmt.type == "expr_stmt" and len(stmt.children) >= 3 and stmt.children[1] == "=":
-                target, value = stmt.children[0], stmt.children[-1]
-                if target.type == "name":
-                    member = Member(target.value, info, value=value, node=stmt)
-                    if value.type == "lambdef":
-                        member.function = Function(value, target.value, owner=info)
-                    info.members[target.value] = member
-        self.classes.append(info)
 
-    def _record_assignment(self, node) -> None:
-        if len(node.children) < 3 or node.children[1] != "=":
-            return
-        value = node.children[-1]
-        for target in node.children[:-1:2]:
-            if target.type == "name":
-                self.assignments.setdefault(target.value, []).append(value)
+
+    @cached_property
+    def functions(self) -> dict[str, list[Function]]:
+        """name -> every ``def`` of that name anywhere in the file (methods and nested functions included)."""
+        result: dict[str, list[Function]] = {}
+        for node in self._funcdefs:
+            fn = Function(node, node.name.value, decorators=_decorators_of(node))
+            result.setdefault(fn.name, []).append(fn)
+        return result
+
+    @cached_property
+    def index(self) -> LineIndex:
+        return LineIndex(self.text)
+
+    @cached_property
+    def assignments(self) -> dict[str, list]:
+        """name -> right-hand sides of ``name = value`` statements anywhere in the file."""
+        result: dict[str, list] = {}
+        for node in self._assignment_stmts:
+            if len(node.children) < 3 or node.children[1] != "=":
+                continue
+            value = node.children[-1]
+            for target in node.children[:-1:2]:
+                if target.type == "name":
+                    result.setdefault(target.value, []).append(value)
+        return result
 
     # ----------------------------------------------------------------- resolution
     def qualname(self, node) -> str | None:
@@ -360,8 +402,10 @@ class Program:
 
     def mro(self, cls: ClassInfo) -> list[ClassInfo | str]:
         """C3-like linearisation within the file; external bases appear as qualified names."""
-        seen: set[int] = set()
-        return self._mro(cls, seen)
+        cached = self._mro_cache.get(id(cls))
+        if cached is None:
+            cached = self._mro_cache[id(cls)] = self._mro(cls, set())
+        return cached
 
     def _mro(self, cls: ClassInfo, seen: set[int]) -> list[ClassInfo | str]:
         if id(cls) in seen:
@@ -416,9 +460,7 @@ class Program:
     def mode_hint(self) -> str | None:
         """"graph"/"pynative" when the file sets the execution mode, else None."""
         found = None
-        for node in iter_scope_nodes(self.module):
-            if node.type not in ("power", "atom_expr"):
-                continue
+        for node in self.nodes_matching("set_context", ("power", "atom_expr")):
             c = call_of(node)
             if not c or not c[0] or not c[0].endswith("set_context"):
                 continue
@@ -433,6 +475,10 @@ class Program:
                 found = "pynative"
         return found
 
+    @cached_property
+    def _mro_cache(self) -> dict:
+        return {}
+
     def span(self, node_or_start, end=None):
         from .model import Position, Span
 
@@ -441,6 +487,32 @@ class Program:
         else:
             start = node_or_start
         return Span(Position(start[0] - 1, start[1]), Position(end[0] - 1, end[1]))
+
+
+_STATEMENT_CONTAINERS = {
+    "file_input", "suite", "simple_stmt", "classdef", "funcdef", "async_funcdef", "async_stmt", "decorated",
+    "if_stmt", "for_stmt", "while_stmt", "try_stmt", "with_stmt", "match_stmt", "case_block", "error_node",
+}
+
+
+def _class_members(info: "ClassInfo") -> dict[str, "Member"]:
+    members: dict[str, Member] = {}
+    for stmt in _class_body_statements(info.node.children[-1]):
+        if stmt.type == "funcdef":
+            fn = Function(stmt, stmt.name.value, owner=info, decorators=_decorators_of(stmt))
+            members[fn.name] = Member(fn.name, info, function=fn, node=stmt)
+        elif stmt.type == "expr_stmt" and len(stmt.children) >= 3 and stmt.children[1] == "=":
+            target, value = stmt.children[0], stmt.children[-1]
+            if target.type == "name":
+                member = Member(target.value, info, value=value, node=stmt)
+                if value.type == "lambdef":
+                    member.function = Function(value, target.value, owner=info)
+                members[target.value] = member
+    return members
+
+
+def _is_ident_char(ch: str) -> bool:
+    return ch.isalnum() or ch == "_"
 
 
 def _is_aliased(node, name) -> bool:

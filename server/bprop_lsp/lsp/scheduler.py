@@ -185,7 +185,8 @@ class Scheduler:
     def _analyse_text(text: str, settings, uri: str):
         from ..engine import analyze
 
-        return analyze(text, settings, cache_key=uri, verify_fixes=_checker() is None)
+        # No syntax errors on the keystroke path: they are not published, and the fix check counts them itself.
+        return analyze(text, settings, cache_key=uri, verify_fixes=_checker() is None, with_syntax_errors=False)
 
     def warm_up(self) -> None:
         """Import the engine and load parso's grammar off the event loop, before the first document arrives."""
@@ -245,8 +246,11 @@ def _checker():
 
 def _verify_fixes(text: str, result: Result, uri: str, stale) -> list | None:
     """The findings with every fix that does not re-parse and re-check removed; None if the result went stale."""
+    from ..engine.analysis import count_syntax_errors
+
     analysis = result.analysis
-    base_errors = len(analysis.syntax_errors)
+    base_errors = (len(analysis.syntax_errors) if analysis.syntax_errors is not None
+                   else count_syntax_errors(text, uri))
     out = []
     for finding in analysis.findings:
         if finding.fix is None:

@@ -21,8 +21,10 @@ class BpropNone(Rule):
 
     def check(self, ctx: Context):
         p = ctx.program
-        for cls in p.classes:
-            member = cls.members.get("bprop")
+        for site in ctx.cell_sites:  # a Cell whose lookup of `bprop` finds a class attribute
+            cls, member = site.cls, site.bprop
+            if member.owner is not cls:
+                continue
             if member is None or member.value is None or member.function is not None:
                 continue
             if not (member.value.type == "keyword" and member.value.value == "None") or not p.is_cell(cls):

@@ -39,7 +39,7 @@ class IgnoredPrimitiveBprop(Rule):
         p = ctx.program
         builtins = builtin_ops()
         # bprop_getters.register(ops.X) for a built-in X
-        for fns in p.functions.values():
+        for fns in (p.functions.values() if ".register" in p.text else ()):
             for fn in fns:
                 for dec in fn.decorators:
                     expr = dec.children[1]
@@ -102,7 +102,7 @@ def getter_sites(ctx):
         getter = cls.members.get("get_bprop")
         if getter is not None and getter.function is not None and not getter.function.is_lambda:
             yield cls, getter.function, _inner_bprop(getter.function)
-    for fns in p.functions.values():
+    for fns in (p.functions.values() if ".register" in p.text else ()):
         for fn in fns:
             for dec in fn.decorators:
                 expr = dec.children[1]

@@ -1,6 +1,7 @@
 """BP050: ``cell.bprop_debug = True`` on a cell with a custom bprop fails in GRAPH_MODE."""
 from __future__ import annotations
 
+
 from ..engine.context import Context
 from ..engine.model import Related
 from ..engine.program import call_of, iter_scope_nodes
@@ -25,8 +26,8 @@ class BpropDebug(Rule):
     def check(self, ctx: Context):
         p = ctx.program
         sites = {id(s.cls): s for s in ctx.cell_sites}
-        for node in iter_scope_nodes(p.module):
-            if node.type != "expr_stmt" or len(node.children) != 3 or node.children[1] != "=":
+        for node in p.nodes_matching("bprop_debug", ("expr_stmt",)):
+            if len(node.children) != 3 or node.children[1] != "=":
                 continue
             target, value = node.children[0], node.children[2]
             if not (value.type == "keyword" and value.value == "True"):
