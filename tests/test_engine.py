@@ -151,3 +151,42 @@ def test_torch_module_and_local_cell_class_are_not_mindspore():
     assert analyze(text).findings == []
     text = SEED.replace("from mindspore import nn", "class Cell:\n    pass").replace("nn.Cell", "Cell")
     assert analyze(text).findings == []
+
+
+def _tree_dump(node):
+    out, stack = [], [node]
+    while stack:
+        n = stack.pop()
+        if hasattr(n, "children"):
+            out.append((n.type, n.start_pos, n.end_pos))
+            stack.extend(reversed(n.children))
+        else:
+            out.append((n.type, n.value, n.start_pos, n.prefix))
+    return out
+
+
+def test_incremental_trees_equal_fresh_parses_after_random_edits():
+    """The statement splice and the diff parser give exactly the tree a fresh parse gives (types, values,
+    positions, prefixes), over random one-character edits of the oracle programs."""
+    import glob
+    import random
+
+    from bprop_lsp.engine.parsing import forget, grammar, parse
+
+    rnd = random.Random(7)
+    files = sorted(glob.glob(str(__import__("pathlib").Path(__file__).parent / "fixtures/oracle/cases/*.py")))[::7]
+    for i, path in enumerate(files):
+        key = f"test://splice/{i}"
+        text = open(path, encoding="utf-8", newline="").read()
+        parse(text, key)
+        for _ in range(40):
+            pos = rnd.randrange(len(text) + 1)
+            ch = rnd.choice(["a", " ", "(", ")", ":", "#", "'", "1", "\t", "中", "😀", ",", "=", "\\", ""])
+            if ch == "" and pos < len(text) and text[pos] not in "\r\n":
+                text = text[:pos] + text[pos + 1:]
+            elif ch:
+                text = text[:pos] + ch + text[pos:]
+            tree = parse(text, key)
+            assert tree.get_code() == text
+            assert _tree_dump(tree) == _tree_dump(grammar().parse(text))
+        forget(key)

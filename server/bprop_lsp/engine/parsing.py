@@ -11,6 +11,11 @@ Incremental parses use parso's diff parser with two changes that matter for an e
   tree: checking a fix diff-parses the tree to the fixed text and the next edit diff-parses it back, each a
   small change, instead of a full parse of a second copy of the file.
 
+* an edit that keeps the line count and stays inside one top-level statement (typing within a line) re-parses
+  just that statement and splices it into the tree: no other node is touched, where parso's diff parser
+  re-links every top-level node (most of an in-line edit's cost in a large file). The statement must parse on
+  its own without errors into one statement, else the diff parser does the work.
+
 If the diff parser fails on some input (parso has had such bugs), the text is parsed from scratch.
 """
 from __future__ import annotations
@@ -29,6 +34,8 @@ _lock = threading.Lock()
 _log = logging.getLogger(__name__)
 # cache key -> (tree, the lines it was parsed from)
 _trees: dict[str, tuple[Module, list[str]]] = {}
+# cache key -> caches keyed by the identity of top-level nodes (see scan_cache)
+_scan_caches: dict[str, dict] = {}
 
 
 @lru_cache(maxsize=1)
@@ -123,21 +130,92 @@ def parse(text: str, cache_key: str | None = None) -> Module:
             if old_lines == lines:
                 return old_module
             g = grammar()
+            module = _splice(old_module, old_lines, lines)
             try:
-                module = _PrefixSuffixDiffParser(g._pgen_grammar, g._tokenizer, old_module).update(old_lines, lines)
+                if module is None:
+                    # The diff parser re-links nodes in place: per-statement caches keyed by node are void.
+                    _scan_caches.pop(cache_key, None)
+                    module = _PrefixSuffixDiffParser(g._pgen_grammar, g._tokenizer, old_module).update(old_lines, lines)
             except Exception:  # noqa: BLE001 - a diff-parser bug must not cost the user their diagnostics
                 _log.warning("incremental parse failed for %r; parsing from scratch", cache_key, exc_info=True)
                 module = None
         if module is None:
+            _scan_caches.pop(cache_key, None)
             module = _full_parse(lines)
         _trees[cache_key] = (module, lines)
         return module
+
+
+_ERROR_TYPES = ("error_node", "error_leaf")
+
+
+def _splice(module: Module, old: list[str], new: list[str]) -> Module | None:
+    """Re-parse only the top-level statement an in-line edit touched; None when that is not possible."""
+    if len(old) != len(new) or len(old) < 2:
+        return None
+    ops = line_opcodes(old, new)
+    changed = [op for op in ops if op[0] != "equal"]
+    if len(changed) != 1 or changed[0][0] != "replace":
+        return None
+    _, i1, i2, _, _ = changed[0]  # 0-based changed lines [i1, i2)
+    children = module.children
+    # The top-level child whose lines (its prefix included) hold the change: children are in line order.
+    lo, hi = 0, len(children) - 1
+    while lo < hi:  # first child ending after line i2 (1-based end line > i2 - 1 ...)
+        mid = (lo + hi) // 2
+        if children[mid].end_pos[0] - 1 < i2 or (children[mid].end_pos[0] - 1 == i2 and children[mid].end_pos[1] > 0):
+            lo = mid + 1
+        else:
+            hi = mid
+    index = lo
+    child = children[index]
+    if child.type in _ERROR_TYPES or child.type == "endmarker" or child.end_pos[1] != 0:
+        return None
+    start = children[index - 1].end_pos if index else (1, 0)
+    if start[1] != 0:
+        return None
+    first, end = start[0] - 1, child.end_pos[0] - 1  # 0-based lines [first, end)
+    if not (first <= i1 and i2 <= end):
+        return None
+    snippet = "".join(new[first:end])
+    fresh = grammar().parse(snippet, error_recovery=True)
+    parts = fresh.children
+    if len(parts) != 2 or parts[1].type != "endmarker" or parts[1].prefix or parts[0].type in _ERROR_TYPES:
+        return None
+    node = parts[0]
+    leaves = []
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n.type in _ERROR_TYPES:
+            return None
+        kids = getattr(n, "children", None)
+        if kids is None:
+            leaves.append(n)
+        else:
+            stack.extend(kids)
+    for leaf in leaves:
+        leaf.line += first
+    node.parent = module
+    children[index] = node
+    module._used_names = None
+    return module
 
 
 def forget(cache_key: str) -> None:
     """Drop the cached tree for ``cache_key`` (a closed document)."""
     with _lock:
         _trees.pop(cache_key.split("\x00", 1)[0], None)
+        _scan_caches.pop(cache_key.split("\x00", 1)[0], None)
+
+
+def scan_cache(module: Module) -> dict | None:
+    """A per-document dict for caches keyed by top-level node identity (``Program``'s statement scan), valid
+    while the tree is only changed by statement splices; None for a tree that is not a cached document's."""
+    for key, (tree, _) in list(_trees.items()):
+        if tree is module:
+            return _scan_caches.setdefault(key, {})
+    return None
 
 
 class _Issue:

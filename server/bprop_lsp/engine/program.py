@@ -268,28 +268,28 @@ class Program:
 
     # ----------------------------------------------------------------- scanning
     def _scan(self) -> None:
-        # Statements only: imports, classes, functions and assignments are all statements, so the walk
-        # never descends into expressions (most of a file's nodes). Error nodes may hold statements.
-        stack = [self.module]
-        pop, extend, containers = stack.pop, stack.extend, _STATEMENT_CONTAINERS
-        imports, assignments, funcdefs = self.import_nodes, self._assignment_stmts, self._funcdefs
-        while stack:
-            node = pop()
-            t = node.type
-            if t == "expr_stmt":
-                assignments.append(node)
-            elif t in containers:
-                if t == "funcdef":
-                    funcdefs.append(node)
-                    extend(node.children[-1:])  # the body; parameters and annotations hold no statements
-                elif t == "classdef":
-                    self.classes.append(ClassInfo(node, node.name.value))
-                    extend(node.children[-1:])
-                else:
-                    extend(reversed(node.children))
-            elif t in ("import_name", "import_from"):
-                imports.append(node)
-                self._record_import(node)
+        # Per top-level statement, cached on the tree by node identity: an edit that the parser spliced into
+        # one statement re-scans only that statement (parsing.py clears the cache when it re-links the tree).
+        from .parsing import scan_cache
+
+        store = scan_cache(self.module)
+        cache = store if store is not None else {}
+        fresh: dict[int, tuple] = {}
+        for child in self.module.children:
+            entry = cache.get(id(child))
+            if entry is None or entry[0] is not child:
+                entry = (child, _scan_statements(child))
+            fresh[id(child)] = entry
+            imports, classes, funcdefs, assignments = entry[1]
+            self.import_nodes += imports
+            self.classes += classes
+            self._funcdefs += funcdefs
+            self._assignment_stmts += assignments
+        if store is not None:
+            store.clear()
+            store.update(fresh)
+        for node in self.import_nodes:
+            self._record_import(node)
 
     def nodes_matching(self, word: str, types: tuple[str, ...]) -> list:
         """For each occurrence of the identifier ``word`` in the text, the outermost enclosing node of one of
@@ -493,6 +493,35 @@ _STATEMENT_CONTAINERS = {
     "file_input", "suite", "simple_stmt", "classdef", "funcdef", "async_funcdef", "async_stmt", "decorated",
     "if_stmt", "for_stmt", "while_stmt", "try_stmt", "with_stmt", "match_stmt", "case_block", "error_node",
 }
+
+
+def _scan_statements(root) -> tuple[list, list, list, list]:
+    """(imports, classes, funcdefs, assignment statements) under ``root``, walking statements only:
+    imports, classes, functions and assignments are all statements, so the walk never descends into
+    expressions (most of a file's nodes). Error nodes may hold statements."""
+    imports: list = []
+    classes: list = []
+    funcdefs: list = []
+    assignments: list = []
+    stack = [root]
+    pop, extend, containers = stack.pop, stack.extend, _STATEMENT_CONTAINERS
+    while stack:
+        node = pop()
+        t = node.type
+        if t == "expr_stmt":
+            assignments.append(node)
+        elif t in containers:
+            if t == "funcdef":
+                funcdefs.append(node)
+                extend(node.children[-1:])  # the body; parameters and annotations hold no statements
+            elif t == "classdef":
+                classes.append(ClassInfo(node, node.name.value))
+                extend(node.children[-1:])
+            else:
+                extend(reversed(node.children))
+        elif t in ("import_name", "import_from"):
+            imports.append(node)
+    return imports, classes, funcdefs, assignments
 
 
 def _class_members(info: "ClassInfo") -> dict[str, "Member"]:
