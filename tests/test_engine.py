@@ -57,6 +57,14 @@ def test_name_clash_picks_a_fresh_name():
     text = SEED.replace("return 2 * out, out", "dout = 1\n        return 2 * out, out")
     f = only(text)
     assert "dout_1" in f.fix.edits[0].new_text
+    # A module-level `dout` read by the body would be shadowed: a fresh name too.
+    f = only("dout = 3\n" + SEED.replace("return 2 * out, out", "return dout, out"))
+    assert "dout_1" in f.fix.edits[0].new_text
+
+
+def test_free_name_the_body_reads_is_the_name_added():
+    f = only(SEED.replace("return 2 * out, out", "return 2 * dout, dout"))
+    assert f.fix.edits[0].new_text == ", dout"
 
 
 def test_half_typed_file_still_reports():

@@ -41,8 +41,6 @@ async def test_seed_diagnostic_fix_and_clear(client, name):
     assert await s.diagnostics(URI, expect=lambda d: d == []) == []
 
 
-@pytest.mark.xfail(reason="engine names the new parameter dout_1 when the body already reads `dout` "
-                          "(reported to the lead)", strict=False)
 async def test_brief_seed_whose_body_reads_dout(client):
     s = await start(client, "visual-studio-code")
     text = SEED.replace("return 2 * out, out", "return 2 * dout, dout")

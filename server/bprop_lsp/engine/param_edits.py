@@ -23,13 +23,28 @@ def is_out_like(name: str) -> bool:
     return name in OUT_NAMES or name.startswith("out")
 
 
-def used_names(fn: Function) -> set[str]:
-    """Every identifier in the function (params and body): new parameter names must avoid them."""
-    names = {p.name for p in fn.params}
+def used_names(fn: Function, program=None) -> set[str]:
+    """Names a new parameter must not take: the function's parameters, every name it binds itself, and
+    every name it reads that the module binds (a parameter would shadow it). A name the body reads but
+    nothing binds — the seed's ``return 2 * dout, dout`` with ``dout`` missing — is exactly the name to add."""
+    from .program import iter_own_nodes
+
+    taken = {p.name for p in fn.params}
+    read: set[str] = set()
     for node in iter_own_nodes(fn.node):
         if node.type == "name":
-            names.add(node.value)
-    return names
+            if node.is_definition():
+                taken.add(node.value)
+            else:
+                read.add(node.value)
+        elif node.type in ("funcdef", "classdef"):
+            taken.add(node.name.value)
+    if program is None:
+        return taken | read
+    module_bound = set(program.imports) | set(program.assignments) | set(program.functions) | {c.name for c in program.classes}
+    import builtins
+
+    return taken | (read & (module_bound | set(dir(builtins))))
 
 
 def fresh(name: str, taken: set[str]) -> str:

@@ -168,7 +168,7 @@ def missing_params_fix(ctx: Context, v: SignatureView) -> tuple[Fix | None, list
     present_inputs = body[:-1] if out is not None else body
     if len(present_inputs) > len(inputs):
         return None, missing_labels
-    taken = used_names(fn)
+    taken = used_names(fn, ctx.program)
     new_inputs = [fresh(name, taken) for name in inputs[len(present_inputs):]]
     new_out = [] if out is not None else [fresh("out", taken)]
     new_dout = [] if dout is not None else [fresh("dout", taken)]

@@ -79,7 +79,7 @@ class CustomArity(Rule):
             fix = None
             if len(positional) < expected and fn.node.type == "funcdef":
                 names = [q.name for q in positional]
-                taken = used_names(fn)
+                taken = used_names(fn, ctx.program)
                 has_dout = bool(names) and is_dout_like(names[-1])
                 has_out = (len(names) >= 2 and is_out_like(names[-2])) if has_dout else (bool(names) and is_out_like(names[-1]))
                 if len(positional) == expected - 1 and not has_dout and (has_out or len(names) == op.inputs + 1):
