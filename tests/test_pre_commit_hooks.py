@@ -19,14 +19,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 HOOKS_FILE = ROOT / ".pre-commit-hooks.yaml"
 
-SEED = (
-    "from mindspore import nn\n"
-    "class MulAdd(nn.Cell):\n"
-    "    def construct(self, x, y):\n"
-    "        return 2 * x + y\n"
-    "    def bprop(self, x, y, out):\n"
-    "        return 2 * out, out\n"
-)
+# The seed program (bprop lacks dout), shared by the test suites: tests/fixtures/seed_muladd.py.
+SEED = (Path(__file__).resolve().parents[0] / "fixtures" / "seed_muladd.py").read_text(encoding="utf-8")
 SEED_FIXED = SEED.replace("def bprop(self, x, y, out):", "def bprop(self, x, y, out, dout):")
 CLEAN = "def bprop_helper(x):\n    return x\n"
 

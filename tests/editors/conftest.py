@@ -21,14 +21,8 @@ EDITORS = ROOT / "editors"
 DRIVERS = Path(__file__).resolve().parent / "drivers"
 TIMEOUT_S = 15  # each wait inside an editor; the editor's own watchdog is 3x this, the process gets 5x
 
-SEED = (
-    "from mindspore import nn\n"
-    "class MulAdd(nn.Cell):\n"
-    "    def construct(self, x, y):\n"
-    "        return 2 * x + y\n"
-    "    def bprop(self, x, y, out):\n"
-    "        return 2 * out, out\n"
-)
+# The seed program (bprop lacks dout), shared by the test suites: tests/fixtures/seed_muladd.py.
+SEED = (Path(__file__).resolve().parents[1] / "fixtures" / "seed_muladd.py").read_text(encoding="utf-8")
 SEED_FIXED = SEED.replace("    def bprop(self, x, y, out):\n", "    def bprop(self, x, y, out, dout):\n")
 SEED_LINE, SEED_COL = 5, 9  # 1-based: the name `bprop` on `def bprop` (all ASCII: bytes = UTF-16 = code points)
 

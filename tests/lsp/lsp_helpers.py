@@ -12,16 +12,9 @@ from lsprotocol import types
 SERVER_COMMAND = [sys.executable, "-m", "bprop_lsp", "serve"]
 TIMEOUT = 20.0
 
-# The seed program: bprop lacks dout (the def is line 4, 0-based).
-SEED = (
-    "from mindspore import nn\n"
-    "class MulAdd(nn.Cell):\n"
-    "    def construct(self, x, y):\n"
-    "        return 2 * x + y\n"
-    "    def bprop(self, x, y, out):\n"
-    "        return 2 * out, out\n"
-)
-SEED_DEF_LINE = 4
+# The seed program (bprop lacks dout), shared by the test suites: tests/fixtures/seed_muladd.py.
+SEED = (Path(__file__).resolve().parents[1] / "fixtures" / "seed_muladd.py").read_text(encoding="utf-8")
+SEED_DEF_LINE = 4  # 0-based line of the def
 FIXED_DEF = "    def bprop(self, x, y, out, dout):"
 
 LINE_BREAK = re.compile(r"\r\n|\r|\n")
