@@ -198,3 +198,13 @@ def test_incremental_trees_equal_fresh_parses_after_random_edits():
             assert tree.get_code() == text
             assert _tree_dump(tree) == _tree_dump(grammar().parse(text))
         forget(key)
+
+
+def test_checking_many_fixes_stays_incremental():
+    """Each fix is re-parsed and re-checked; with 60 fixable findings in one file every check is a one-statement
+    re-parse and a one-rule re-check, and every fix is still verified (none dropped)."""
+    body = "".join(f"class C{i}(nn.Cell):\n    def construct(self, x, y):\n        return x + y\n"
+                   f"    def bprop(self, x, y, out):\n        return out, out\n\n" for i in range(60))
+    analysis = analyze("from mindspore import nn\n" + body)
+    assert len(analysis.findings) == 60 and all(f.fix is not None for f in analysis.findings)
+    assert analysis.rejected_fixes == []

@@ -5,13 +5,14 @@ file runs in), applies ``# noqa``, and re-checks every fix before offering it.
 """
 from __future__ import annotations
 
+import itertools
 import logging
 import re
 from dataclasses import dataclass, field, replace
 
 from .context import CellSite, Context, CustomOpSite, Signature
 from .model import Finding, Fix, Related, Severity, Span
-from .parsing import parse, syntax_errors
+from .parsing import forget, parse, syntax_errors
 from .program import Program, iter_scope_nodes
 from .settings import Settings
 from .text import apply_edits
@@ -54,11 +55,21 @@ def analyze(text: str, settings: Settings = Settings(), *, cache_key: str | None
     if "bprop" not in text:
         # Every rule is about a custom bprop, bprop_getters or bprop_debug: nothing to find.
         return Analysis()
-    module = parse(text, cache_key)
-    analysis = _analyze_module(module, text, settings, with_syntax_errors or verify_fixes)
-    if verify_fixes:
-        _verify_fixes(analysis, text, settings, cache_key)
+    # Checking fixes re-parses the text with each fix applied: through a (private) cache key each of those
+    # parses is a small incremental one instead of a full parse per fix.
+    key = cache_key if cache_key is not None or not verify_fixes else f"\x01analyze:{next(_private_keys)}"
+    try:
+        module = parse(text, key)
+        analysis = _analyze_module(module, text, settings, with_syntax_errors or verify_fixes)
+        if verify_fixes:
+            _verify_fixes(analysis, text, settings, key)
+    finally:
+        if key is not cache_key:
+            forget(key)
     return analysis
+
+
+_private_keys = itertools.count()
 
 
 def count_syntax_errors(text: str, cache_key: str | None = None) -> int:
@@ -66,11 +77,13 @@ def count_syntax_errors(text: str, cache_key: str | None = None) -> int:
     return len(_syntax_errors(parse(text, cache_key)))
 
 
-def _analyze_module(module, text: str, settings: Settings, with_syntax_errors: bool = True) -> Analysis:
+def _analyze_module(module, text: str, settings: Settings, with_syntax_errors: bool = True,
+                    want_fixes: bool = True) -> Analysis:
     from ..rules import ALL_RULES
 
     program = Program(module, text)
     ctx = Context(program, settings)
+    ctx.want_fixes = want_fixes
     evidence = _mode_evidence(ctx, settings)
     noqa = _noqa_lines(program)
     findings: list[Finding] = []
@@ -105,7 +118,7 @@ def _analyze_module(module, text: str, settings: Settings, with_syntax_errors: b
     errors = None
     if with_syntax_errors:
         errors = [(program.span(err.start_pos, err.end_pos), err.message) for err in _syntax_errors(module)]
-    return Analysis(findings=findings, bprops=_bprop_infos(ctx), syntax_errors=errors)
+    return Analysis(findings=findings, bprops=_bprop_infos(ctx) if want_fixes else [], syntax_errors=errors)
 
 
 def _syntax_errors(module) -> list:
@@ -247,16 +260,25 @@ def check_fix(text: str, finding: Finding, settings: Settings, base_errors: int,
         fixed = apply_edits(text, fix.edits)
     except ValueError as exc:
         return f"edits overlap: {exc}"
-    module = parse(fixed, None if cache_key is None else cache_key + "\x00fix")
-    errors = len(_syntax_errors(module))
-    if errors > base_errors:
-        return "the fixed text does not parse"
-    after = _analyze_module(module, fixed, settings, with_syntax_errors=False)
-    # The finding's line may have moved if the fix inserted lines above it.
-    same = [f for f in after.findings if f.code == finding.code and _same_place(f, finding, fix)]
-    if same:
-        return "the finding is still reported after the fix"
-    return None
+    key = None if cache_key is None else cache_key + "\x00fix"
+    try:
+        module = parse(fixed, key)
+        errors = len(_syntax_errors(module))
+        if errors > base_errors:
+            return "the fixed text does not parse"
+        # Re-check with the finding's own rule only, and without building fixes: that is what "the finding is
+        # gone" needs, and it keeps checking many fixes in one file from costing a full analysis each.
+        only = replace(settings, select=(finding.code,), ignore=())
+        after = _analyze_module(module, fixed, only, with_syntax_errors=False, want_fixes=False)
+        # The finding's line may have moved if the fix inserted lines above it.
+        same = [f for f in after.findings if f.code == finding.code and _same_place(f, finding, fix)]
+        if same:
+            return "the finding is still reported after the fix"
+        return None
+    finally:
+        if key is not None:
+            # Back to the document's text (a splice of the one statement): the next check is again one change.
+            parse(text, key)
 
 
 def _same_place(after: Finding, before: Finding, fix: Fix) -> bool:

@@ -110,6 +110,8 @@ class Context:
     def __init__(self, program: Program, settings: Settings):
         self.program = program
         self.settings = settings
+        # False while re-checking a fix: rules may skip building fixes of their own.
+        self.want_fixes = True
 
     @cached_property
     def cell_sites(self) -> list[CellSite]:

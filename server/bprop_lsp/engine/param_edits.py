@@ -41,10 +41,7 @@ def used_names(fn: Function, program=None) -> set[str]:
             taken.add(node.name.value)
     if program is None:
         return taken | read
-    module_bound = set(program.imports) | set(program.assignments) | set(program.functions) | {c.name for c in program.classes}
-    import builtins
-
-    return taken | (read & (module_bound | set(dir(builtins))))
+    return taken | (read & program.bound_names)
 
 
 def fresh(name: str, taken: set[str]) -> str:

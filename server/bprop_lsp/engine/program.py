@@ -346,6 +346,14 @@ class Program:
         return result
 
     @cached_property
+    def bound_names(self) -> set[str]:
+        """Names the module (or any scope in it) binds, and Python's builtins."""
+        import builtins
+
+        return (set(self.imports) | set(self.assignments) | set(self.functions) | {c.name for c in self.classes}
+                | set(dir(builtins)))
+
+    @cached_property
     def index(self) -> LineIndex:
         return LineIndex(self.text)
 

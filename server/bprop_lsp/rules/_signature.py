@@ -157,7 +157,7 @@ def missing_params_fix(ctx: Context, v: SignatureView) -> tuple[Fix | None, list
     fn = v.fn
     inputs = v.inputs
     missing_labels: list[str] = []
-    if inputs is None:
+    if inputs is None or not ctx.want_fixes:
         return None, missing_labels
     params = list(v.params)
     dout = params[-1] if params and is_dout_like(params[-1].name) and params[-1].name not in inputs else None
