@@ -128,7 +128,10 @@ class Scheduler:
             state.analysed_once = True
             # A new tree lives as long as the document: keep the collector from re-walking it on every pass
             # (a full collection over a 10k-line tree costs ~100 ms; frozen, it costs nothing).
-            gc.freeze()
+            from .did_close import collection_pending
+
+            if not collection_pending():
+                gc.freeze()
         if state.closed or doc.version != version or doc.text is not text:
             return  # stale: a newer version is (or will be) analysed
         needs_check = any(f.fix is not None for f in analysis.findings)

@@ -46,6 +46,19 @@ class BpropProtocol(LanguageServerProtocol):
                 return _Malformed(data["id"], str(data["method"]), exc)
             raise
 
+    def _execute_handler(self, msg_id, handler, callback, args=None, kwargs=None):
+        # pygls 2.1 files the future of every notification handler (generators such as didOpen/didChange, async
+        # and threaded ones) under a fresh uuid in ``_request_futures`` and never removes it: one leaked future
+        # per notification, megabytes over a long editing session. Remove it when the handler is done.
+        if callback == self._check_handler_result:
+            check = callback
+
+            def callback(future, _msg_id=msg_id, _check=check):
+                self._request_futures.pop(_msg_id, None)
+                _check(future)
+
+        return super()._execute_handler(msg_id, handler, callback, args, kwargs)
+
     def handle_message(self, message):
         if isinstance(message, _Malformed):
             cause = message.error.__cause__
