@@ -41,7 +41,7 @@ def used_names(fn: Function, program=None) -> set[str]:
             taken.add(node.name.value)
     if program is None:
         return taken | read
-    return taken | (read & program.bound_names)
+    return taken | {name for name in read if program.binds(name, fn.node)}
 
 
 def fresh(name: str, taken: set[str]) -> str:

@@ -345,13 +345,17 @@ class Program:
             result.setdefault(fn.name, []).append(fn)
         return result
 
-    @cached_property
-    def bound_names(self) -> set[str]:
-        """Names the module (or any scope in it) binds, and Python's builtins."""
+    def binds(self, name: str, inside) -> bool:
+        """Whether the module (or any scope in it) or Python's builtins bind ``name``; occurrences within the
+        node ``inside`` do not count. Cheap when the name appears nowhere else in the text (the common case)."""
         import builtins
 
-        return (set(self.imports) | set(self.assignments) | set(self.functions) | {c.name for c in self.classes}
-                | set(dir(builtins)))
+        if hasattr(builtins, name):
+            return True
+        if self.text.count(name) == inside.get_code().count(name):
+            return False
+        return (name in self.imports or name in self.assignments or any(c.name == name for c in self.classes)
+                or any(node.name.value == name for node in self._funcdefs))
 
     @cached_property
     def index(self) -> LineIndex:
