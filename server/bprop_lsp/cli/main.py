@@ -6,10 +6,8 @@ Exit status of ``check``: 0 no findings, 1 findings (or ``--diff`` would change 
 from __future__ import annotations
 
 import argparse
-import difflib
 import os
 import sys
-from pathlib import Path
 
 from .. import __version__
 

@@ -10,10 +10,10 @@ import logging
 import re
 from dataclasses import dataclass, field, replace
 
-from .context import CellSite, Context, CustomOpSite, Signature
-from .model import Finding, Fix, Related, Severity, Span
+from .context import Context, Signature
+from .model import Finding, Fix, Severity, Span
 from .parsing import forget, parse, syntax_errors
-from .program import Program, iter_scope_nodes
+from .program import Program
 from .settings import Settings
 from .text import apply_edits
 
@@ -237,19 +237,35 @@ def _has_self(fn) -> bool:
 # ----------------------------------------------------------------------------- fix checking
 def _verify_fixes(analysis: Analysis, text: str, settings: Settings, cache_key: str | None) -> None:
     """Keep a fix only if the fixed text re-parses no worse and the finding is gone on re-check."""
-    verified: list[Finding] = []
-    base_errors = len(analysis.syntax_errors) if analysis.syntax_errors is not None else count_syntax_errors(text, cache_key)
-    for finding in analysis.findings:
+    base_errors = len(analysis.syntax_errors) if analysis.syntax_errors is not None else None
+    analysis.findings = verified_findings(analysis.findings, text, settings, cache_key, base_errors=base_errors,
+                                          rejected=analysis.rejected_fixes)
+
+
+def verified_findings(findings: list[Finding], text: str, settings: Settings, cache_key: str | None = None, *,
+                      base_errors: int | None = None, stale=None, rejected: list | None = None) -> list[Finding] | None:
+    """``findings`` with every fix that does not pass ``check_fix`` removed (the finding itself stays).
+
+    ``stale()`` is asked before each check: when it turns true the work stops and None is returned (the server
+    drops checks of a document version that is no longer current). Rejected fixes are appended to ``rejected``.
+    """
+    if base_errors is None:
+        base_errors = count_syntax_errors(text, cache_key)
+    out: list[Finding] = []
+    for finding in findings:
         if finding.fix is None:
-            verified.append(finding)
+            out.append(finding)
             continue
+        if stale is not None and stale():
+            return None
         reason = check_fix(text, finding, settings, base_errors, cache_key)
         if reason is None:
-            verified.append(finding)
-        else:
-            analysis.rejected_fixes.append((finding, reason))
-            verified.append(replace(finding, fix=None))
-    analysis.findings = verified
+            out.append(finding)
+            continue
+        if rejected is not None:
+            rejected.append((finding, reason))
+        out.append(replace(finding, fix=None))
+    return out
 
 
 def check_fix(text: str, finding: Finding, settings: Settings, base_errors: int, cache_key: str | None = None) -> str | None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .program import ClassInfo, Program, call_arguments, call_of, dotted, iter_scope_nodes
+from .program import ClassInfo, Program, call_arguments, call_of, callee_of, dotted, iter_scope_nodes
 
 GRAD_TRANSFORMS = {"grad", "value_and_grad"}
 VJP_TRANSFORMS = {"vjp"}
@@ -59,7 +59,7 @@ def build_call_index(program: Program) -> CallIndex:
         c = call_of(node)
         if not c:
             continue
-        callee_node = _callee(node)
+        callee_node = callee_of(node)
         positional, keywords, has_star = call_arguments(c[1])
         cls = None
         args = (positional, keywords, has_star)
@@ -71,7 +71,7 @@ def build_call_index(program: Program) -> CallIndex:
                     # W(net)(args): W a gradient transform (ms.grad, value_and_grad, GradOperation(...)).
                     name = (inner[0] or "").rsplit(".", 1)[-1]
                     w_pos, _, _ = call_arguments(inner[1])
-                    transform_callee = _callee(callee_node)
+                    transform_callee = callee_of(callee_node)
                     is_grad_op = transform_callee is not None and call_of(transform_callee) is not None and \
                         (call_of(transform_callee)[0] or "").rsplit(".", 1)[-1] in GRAD_OPERATION
                     if w_pos and (name in GRAD_TRANSFORMS or name in GRAD_OPERATION or is_grad_op):
@@ -82,19 +82,6 @@ def build_call_index(program: Program) -> CallIndex:
         if cls is not None:
             index.by_class.setdefault(id(cls), []).append(CallSite(node, *args))
     return index
-
-
-def _callee(call_node):
-    """The expression being called in ``call_node`` (all trailers but the last)."""
-    children = call_node.children[:-1]
-    if len(children) == 1:
-        return children[0]
-    from .program import _View
-
-    view = _View(call_node.type, children)
-    # Give the view the attributes the helpers read.
-    view.start_pos = children[0].start_pos  # type: ignore[attr-defined]
-    return view
 
 
 def _self_attr_values(program: Program, expr, attr: str):

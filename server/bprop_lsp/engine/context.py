@@ -6,7 +6,7 @@ mixin) together with the ``construct`` the same lookup finds. A *custom-op site*
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 
 from .program import (
@@ -18,8 +18,6 @@ from .program import (
     call_arguments,
     call_of,
     dotted,
-    iter_own_nodes,
-    iter_scope_nodes,
 )
 from .settings import Settings
 

@@ -8,7 +8,7 @@ columns to the client's negotiated encoding; the CLI prints them 1-based.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 
 class Severity(str, enum.Enum):

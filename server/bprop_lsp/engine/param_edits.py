@@ -27,7 +27,6 @@ def used_names(fn: Function, program=None) -> set[str]:
     """Names a new parameter must not take: the function's parameters, every name it binds itself, and
     every name it reads that the module binds (a parameter would shadow it). A name the body reads but
     nothing binds — the seed's ``return 2 * dout, dout`` with ``dout`` missing — is exactly the name to add."""
-    from .program import iter_own_nodes
 
     taken = {p.name for p in fn.params}
     read: set[str] = set()

@@ -212,10 +212,8 @@ def forget(cache_key: str) -> None:
 def scan_cache(module: Module) -> dict | None:
     """A per-document dict for caches keyed by top-level node identity (``Program``'s statement scan), valid
     while the tree is only changed by statement splices; None for a tree that is not a cached document's."""
-    for key, (tree, _) in list(_trees.items()):
-        if tree is module:
-            return _scan_caches.setdefault(key, {})
-    return None
+    key = _key_of(module)
+    return None if key is None else _scan_caches.setdefault(key, {})
 
 
 class _Issue:
@@ -239,11 +237,17 @@ _ISSUE_CACHE_SIZE = 50_000
 _CONTEXTUAL = ("error_node", "error_leaf")
 
 
-def _lines_of(module: Module) -> list[str] | None:
-    for tree, lines in list(_trees.values()):
+def _key_of(module: Module) -> str | None:
+    """The cache key whose tree ``module`` is (None for a tree parsed without one)."""
+    for key, (tree, _) in list(_trees.items()):
         if tree is module:
-            return lines
+            return key
     return None
+
+
+def _lines_of(module: Module) -> list[str] | None:
+    key = _key_of(module)
+    return None if key is None else _trees[key][1]
 
 
 def syntax_errors(module: Module) -> list:

@@ -212,11 +212,12 @@ def call_of(node):
     last = node.children[-1]
     if last.type != "trailer" or last.children[0] != "(":
         return None
-    callee = dotted(_strip_last(node))
+    callee = dotted(callee_of(node))
     return callee, last
 
 
-def _strip_last(node):
+def callee_of(node):
+    """The expression a call node calls: all its trailers but the last (a light view when several remain)."""
     children = node.children[:-1]
     if len(children) == 1:
         return children[0]

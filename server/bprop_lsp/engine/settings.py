@@ -45,13 +45,8 @@ class SettingsResult:
     warnings: list[str] = field(default_factory=list)
 
 
-# wire name (camelCase for LSP clients, kebab/snake for TOML) -> field name
-_ALIASES = {
-    "mode": "mode",
-    "select": "select",
-    "ignore": "ignore",
-    "exclude": "exclude",
-}
+# The keys a settings table may have (TOML kebab-case and snake_case are the same here).
+_KEYS = {"mode", "select", "ignore", "exclude"}
 
 
 def _codes(value: Any, key: str, warnings: list[str]) -> tuple[str, ...] | None:
@@ -75,9 +70,8 @@ def merge(base: Settings, raw: Mapping[str, Any] | None, source: str) -> Setting
         return SettingsResult(base, [f"{source}: settings must be a table/object, got {type(raw).__name__}; ignored"])
     changes: dict[str, Any] = {}
     for key, value in raw.items():
-        norm = str(key).replace("-", "_")
-        name = _ALIASES.get(norm)
-        if name is None:
+        name = str(key).replace("-", "_")
+        if name not in _KEYS:
             warnings.append(f"{source}: unknown setting '{key}'; ignored")
             continue
         if value is None:

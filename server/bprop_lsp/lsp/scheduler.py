@@ -135,8 +135,8 @@ class Scheduler:
         if state.closed or doc.version != version or doc.text is not text:
             return  # stale: a newer version is (or will be) analysed
         needs_check = any(f.fix is not None for f in analysis.findings)
-        self._store(state, version, settings, analysis, verified=not needs_check or _checker() is None)
-        if needs_check and _checker() is not None:
+        self._store(state, version, settings, analysis, verified=not needs_check)
+        if needs_check:
             self._start_verify(state, state.result, text, delay=VERIFY_IDLE_S)
 
     def _start_verify(self, state: DocState, result: Result, text: str, delay: float) -> None:
@@ -188,17 +188,18 @@ class Scheduler:
     def _analyse_text(text: str, settings, uri: str):
         from ..engine import analyze
 
-        # No syntax errors on the keystroke path: they are not published, and the fix check counts them itself.
-        return analyze(text, settings, cache_key=uri, verify_fixes=_checker() is None, with_syntax_errors=False)
+        # Neither syntax errors nor fix checks on the keystroke path: syntax errors are not published, and the
+        # fixes are checked after the diagnostics are out (``_verify``), which counts the errors itself.
+        return analyze(text, settings, cache_key=uri, verify_fixes=False, with_syntax_errors=False)
 
     def warm_up(self) -> None:
         """Import the engine and load parso's grammar off the event loop, before the first document arrives."""
 
         def load():
+            from ..engine import analysis  # noqa: F401 - imports the rules too
             from ..engine.parsing import grammar
 
             grammar()
-            _checker()
 
         self.executor.submit(load)
 
@@ -232,35 +233,10 @@ class Scheduler:
         return state.result
 
 
-_CHECK_FIX: list = []
-
-
-def _checker():
-    """The engine's per-fix check (imported on first use); None if the engine no longer has it, and then
-    ``analyze`` verifies fixes itself (one phase)."""
-    if not _CHECK_FIX:
-        try:
-            from ..engine.analysis import check_fix
-        except ImportError:  # pragma: no cover - engine API moved
-            check_fix = None
-        _CHECK_FIX.append(check_fix)
-    return _CHECK_FIX[0]
-
-
 def _verify_fixes(text: str, result: Result, uri: str, stale) -> list | None:
     """The findings with every fix that does not re-parse and re-check removed; None if the result went stale."""
-    from ..engine.analysis import count_syntax_errors
+    from ..engine.analysis import verified_findings
 
     analysis = result.analysis
-    base_errors = (len(analysis.syntax_errors) if analysis.syntax_errors is not None
-                   else count_syntax_errors(text, uri))
-    out = []
-    for finding in analysis.findings:
-        if finding.fix is None:
-            out.append(finding)
-            continue
-        if stale():
-            return None
-        reason = _checker()(text, finding, result.settings, base_errors, uri)
-        out.append(finding if reason is None else replace(finding, fix=None))
-    return out
+    base_errors = len(analysis.syntax_errors) if analysis.syntax_errors is not None else None
+    return verified_findings(analysis.findings, text, result.settings, uri, base_errors=base_errors, stale=stale)

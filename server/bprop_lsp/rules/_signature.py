@@ -7,7 +7,6 @@ literally named ``self``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 from ..engine.context import CellSite, Context, Signature
 from ..engine.model import Fix, Related, Span

@@ -6,7 +6,7 @@ rule documentation (``bprop-lsp rule BP001``, docs/rules.md), so they cannot dri
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, Iterator
 
 from ..engine.model import Fix, Related, Span

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ..engine.context import Context
 from ..engine.model import Edit, Fix, Related
-from .base import BOTH, GRAPH, Draft, Invalid, Rule, Valid
+from .base import GRAPH, Draft, Invalid, Rule, Valid
 from ._signature import construct_related, def_span, header_span, view
 
 

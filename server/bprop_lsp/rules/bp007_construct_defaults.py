@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ..engine.context import Context, Signature
 from ..engine.model import Related
-from .base import BOTH, GRAPH, PYNATIVE, Draft, Invalid, Rule, Valid
+from .base import GRAPH, PYNATIVE, Draft, Invalid, Rule, Valid
 from ._signature import def_span, view
 
 

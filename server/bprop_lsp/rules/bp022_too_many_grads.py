@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ..engine.context import Context
-from ..engine.model import Edit, Fix, Span
+from ..engine.model import Edit, Fix
 from .base import NEVER, Draft, Invalid, Rule, Valid
 from ._returns import anchor_span, cell_subjects, return_related, returns_of
 from .bp021_too_few_grads import _is_dict

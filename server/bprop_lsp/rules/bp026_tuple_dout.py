@@ -5,7 +5,7 @@ from ..engine.context import Context
 from ..engine.model import Related
 from ..engine.program import iter_own_nodes
 from .base import BOTH, NEVER, PYNATIVE, Draft, Invalid, Rule, Valid
-from ._returns import ARITH, anchor_span, cell_subjects, classify, local_assignments, returns_of
+from ._returns import ARITH, anchor_span, local_assignments, returns_of
 
 
 class TupleDout(Rule):

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ..engine.context import Context
-from .base import Draft, Invalid, Rule, Valid
+from .base import Invalid, Rule, Valid
 from ._returns import custom_subjects
 from .bp020_non_tuple_return import non_tuple_drafts
 

@@ -39,37 +39,19 @@ class IgnoredPrimitiveBprop(Rule):
         p = ctx.program
         builtins = builtin_ops()
         # bprop_getters.register(ops.X) for a built-in X
-        for fns in (p.functions.values() if ".register" in p.text else ()):
-            for fn in fns:
-                for dec in fn.decorators:
-                    expr = dec.children[1]
-                    c = call_of(expr) if expr.type in ("power", "atom_expr") else None
-                    if not c or not c[0] or not c[0].endswith(".register"):
-                        continue
-                    registry = c[0].rsplit(".", 2)[-2]
-                    if registry not in BPROP_GETTER_REGISTRIES:
-                        continue
-                    trailer = c[1]
-                    if len(trailer.children) < 3:
-                        continue
-                    target = dotted(trailer.children[1])
-                    if target is None:
-                        continue
-                    full = p.resolve_dotted(target)
-                    leaf = target.rsplit(".", 1)[-1]
-                    local = p.class_named(target) if "." not in target else None
-                    is_builtin = (full.startswith("mindspore.ops.") and leaf in builtins) or (
-                        local is not None and local.name in builtins and p.is_primitive(local))
-                    if not is_builtin:
-                        continue
-                    inner = _inner_bprop(fn) or fn
-                    yield Draft(p.span(inner.node.name), f"the bprop registered for built-in op {leaf} is never used: "
-                                f"MindSpore's C++ bprop for {leaf} takes precedence; wrap your op in ops.Custom(..., "
-                                f"bprop=) or a Cell with a bprop", fails_in=NEVER, noqa_line=inner.def_line)
-        # Primitive subclasses
-        for cls in p.classes:
-            if not p.is_primitive(cls) or p.is_cell(cls):
+        for fn, target in registered_getters(p):
+            full = p.resolve_dotted(target)
+            leaf = target.rsplit(".", 1)[-1]
+            local = p.class_named(target) if "." not in target else None
+            is_builtin = (full.startswith("mindspore.ops.") and leaf in builtins) or (
+                local is not None and local.name in builtins and p.is_primitive(local))
+            if not is_builtin:
                 continue
+            inner = _inner_bprop(fn) or fn
+            yield Draft(p.span(inner.node.name), f"the bprop registered for built-in op {leaf} is never used: "
+                        f"MindSpore's C++ bprop for {leaf} takes precedence; wrap your op in ops.Custom(..., "
+                        f"bprop=) or a Cell with a bprop", fails_in=NEVER, noqa_line=inner.def_line)
+        for cls in primitive_classes(p):
             if "bprop" in cls.members and cls.members["bprop"].function is not None:
                 fn = cls.members["bprop"].function
                 if fn.name_node is not None:
@@ -92,26 +74,36 @@ def _inner_bprop(getter: Function) -> Function | None:
     return None
 
 
-def getter_sites(ctx):
-    """(Primitive class, getter function, inner bprop or None) for get_bprop methods and for
-    bprop_getters.register(Cls) where Cls is a Primitive class of this file."""
-    p = ctx.program
-    for cls in p.classes:
-        if not p.is_primitive(cls) or p.is_cell(cls):
-            continue
-        getter = cls.members.get("get_bprop")
-        if getter is not None and getter.function is not None and not getter.function.is_lambda:
-            yield cls, getter.function, _inner_bprop(getter.function)
-    for fns in (p.functions.values() if ".register" in p.text else ()):
+def primitive_classes(p):
+    """The file's Primitive subclasses (not Cells)."""
+    return [cls for cls in p.classes if p.is_primitive(cls) and not p.is_cell(cls)]
+
+
+def registered_getters(p):
+    """(getter function, dotted target) for every ``@bprop_getters.register(Target)`` / ``@bprops.register``."""
+    if ".register" not in p.text:
+        return
+    for fns in p.functions.values():
         for fn in fns:
             for dec in fn.decorators:
                 expr = dec.children[1]
                 c = call_of(expr) if expr.type in ("power", "atom_expr") else None
                 if not c or not c[0] or not c[0].endswith(".register") or c[0].rsplit(".", 2)[-2] not in BPROP_GETTER_REGISTRIES:
                     continue
-                if len(c[1].children) < 3:
-                    continue
-                target = dotted(c[1].children[1])
-                local = p.class_named(target) if target and "." not in target else None
-                if local is not None and p.is_primitive(local):
-                    yield local, fn, _inner_bprop(fn)
+                target = dotted(c[1].children[1]) if len(c[1].children) >= 3 else None
+                if target is not None:
+                    yield fn, target
+
+
+def getter_sites(ctx):
+    """(Primitive class, getter function, inner bprop or None) for get_bprop methods and for
+    bprop_getters.register(Cls) where Cls is a Primitive class of this file."""
+    p = ctx.program
+    for cls in primitive_classes(p):
+        getter = cls.members.get("get_bprop")
+        if getter is not None and getter.function is not None and not getter.function.is_lambda:
+            yield cls, getter.function, _inner_bprop(getter.function)
+    for fn, target in registered_getters(p):
+        local = p.class_named(target) if "." not in target else None
+        if local is not None and p.is_primitive(local):
+            yield local, fn, _inner_bprop(fn)

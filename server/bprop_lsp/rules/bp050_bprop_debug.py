@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..engine.context import Context
 from ..engine.model import Related
-from ..engine.program import call_of, iter_scope_nodes
+from ..engine.program import call_of
 from .base import GRAPH, Draft, Invalid, Rule, Valid
 from ._signature import def_span
 
