@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field, replace
 
 from .context import Context, Signature
-from .model import Finding, Fix, Severity, Span
+from .model import Finding, Fix, Position, Severity, Span
 from .parsing import forget, parse, syntax_errors
 from .program import Program
 from .settings import Settings
@@ -32,6 +32,55 @@ class BpropInfo:
     expected: tuple[str, ...] | None  # e.g. ("self", "x", "y", "out", "dout"); None when unknown
     roles: tuple[tuple[str, str], ...]  # (parameter, what MindSpore passes to it)
     construct_span: Span | None = None
+    # Inlay hints: after each parameter what MindSpore passes (``← x``), after each returned gradient the input
+    # it belongs to (``→ x``).
+    hints: tuple["Hint", ...] = ()
+
+
+@dataclass(frozen=True)
+class Hint:
+    """A short label shown after ``position`` (an LSP inlay hint; the CLI has no use for it)."""
+
+    position: Position
+    label: str
+    tooltip: str = ""
+
+
+@dataclass(frozen=True)
+class Skeleton:
+    """A Cell with a readable ``construct`` and no custom bprop: where the "Add a custom bprop" action writes one."""
+
+    owner: str
+    construct_span: Span  # the construct's name: where the action is offered
+    insert_at: Position  # start of the line after construct's body
+    indent: str  # construct's ``def`` indentation
+    body_indent: str  # one level deeper
+    newline: str
+    inputs: tuple[str, ...]
+    zeros_like: str  # how this file spells zeros_like (``ops.zeros_like``)
+    out_name: str = "out"
+    dout_name: str = "dout"
+
+    def text(self, snippet: bool = False) -> str:
+        """The bprop to insert; with ``snippet`` an LSP snippet with tab stops on the gradients."""
+        nl, ind, body = self.newline, self.indent, self.body_indent
+        params = ", ".join(("self", *self.inputs, self.out_name, self.dout_name))
+        grads = []
+        for i, name in enumerate(self.inputs, start=1):
+            grad = f"{self.zeros_like}({name})"
+            grads.append("${%d:%s}" % (i, _escape_snippet(grad)) if snippet else grad)
+        if not grads:
+            ret = "()"
+        elif len(grads) == 1:
+            ret = f"({grads[0]},)"
+        else:
+            ret = ", ".join(grads)
+        text = f"{nl}{ind}def bprop({params}):{nl}{body}return {ret}{nl}"
+        return text
+
+
+def _escape_snippet(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("$", "\\$").replace("}", "\\}")
 
 
 @dataclass
@@ -43,16 +92,23 @@ class Analysis:
     syntax_errors: list[tuple[Span, str]] | None = field(default_factory=list)
     # Fixes dropped because the fixed text did not re-parse or re-check (kept for diagnostics/tests).
     rejected_fixes: list[tuple[Finding, str]] = field(default_factory=list)
+    # Cells that could take a custom bprop ("Add a custom bprop" code action).
+    skeletons: list[Skeleton] = field(default_factory=list)
+    # What the findings were computed from (set by DocumentSession).
+    text: str | None = None
+    settings: Settings | None = None
+    # Whether every fix in ``findings`` has been re-parsed and re-checked.
+    fixes_verified: bool = True
 
 
 def analyze(text: str, settings: Settings = Settings(), *, cache_key: str | None = None, verify_fixes: bool = True,
-            with_syntax_errors: bool = True) -> Analysis:
+            with_syntax_errors: bool = True, with_skeletons: bool = False) -> Analysis:
     """Analyse ``text``. ``cache_key`` enables parso's incremental re-parse across calls (the server).
 
     ``with_syntax_errors=False`` skips parso's error finder (a third of a keystroke's cost in a large file);
     ``Analysis.syntax_errors`` is then None and ``count_syntax_errors`` gives the number when a fix is checked.
     """
-    if "bprop" not in text:
+    if "bprop" not in text and not (with_skeletons and "construct" in text):
         # Every rule is about a custom bprop, bprop_getters or bprop_debug: nothing to find.
         return Analysis()
     # Checking fixes re-parses the text with each fix applied: through a (private) cache key each of those
@@ -60,7 +116,8 @@ def analyze(text: str, settings: Settings = Settings(), *, cache_key: str | None
     key = cache_key if cache_key is not None or not verify_fixes else f"\x01analyze:{next(_private_keys)}"
     try:
         module = parse(text, key)
-        analysis = _analyze_module(module, text, settings, with_syntax_errors or verify_fixes)
+        analysis = _analyze_module(module, text, settings, with_syntax_errors or verify_fixes,
+                                   with_skeletons=with_skeletons)
         if verify_fixes:
             _verify_fixes(analysis, text, settings, key)
     finally:
@@ -78,7 +135,7 @@ def count_syntax_errors(text: str, cache_key: str | None = None) -> int:
 
 
 def _analyze_module(module, text: str, settings: Settings, with_syntax_errors: bool = True,
-                    want_fixes: bool = True) -> Analysis:
+                    want_fixes: bool = True, with_skeletons: bool = False) -> Analysis:
     from ..rules import ALL_RULES
 
     program = Program(module, text)
@@ -118,7 +175,8 @@ def _analyze_module(module, text: str, settings: Settings, with_syntax_errors: b
     errors = None
     if with_syntax_errors:
         errors = [(program.span(err.start_pos, err.end_pos), err.message) for err in _syntax_errors(module)]
-    return Analysis(findings=findings, bprops=_bprop_infos(ctx) if want_fixes else [], syntax_errors=errors)
+    return Analysis(findings=findings, bprops=_bprop_infos(ctx) if want_fixes else [], syntax_errors=errors,
+                    skeletons=_skeletons(ctx) if with_skeletons else [])
 
 
 def _syntax_errors(module) -> list:
@@ -210,7 +268,8 @@ def _bprop_infos(ctx: Context) -> list[BpropInfo]:
             for i, param in enumerate(pos):
                 roles.append((param.name, targets[i] if i < len(targets) else "nothing: MindSpore passes no value here"))
         construct_span = p.span(site.construct.name_node) if site.construct is not None and site.construct.name_node else None
-        infos.append(BpropInfo(site.owner_label, "cell", name_span, expected, tuple(roles), construct_span))
+        hints = _hints(p, fn, Signature(fn, skip_self=_has_self(fn)).positional, inputs) if inputs is not None else ()
+        infos.append(BpropInfo(site.owner_label, "cell", name_span, expected, tuple(roles), construct_span, hints))
     for op in ctx.custom_op_sites:
         fn = op.function
         if fn is None or fn.name_node is None:
@@ -223,8 +282,87 @@ def _bprop_infos(ctx: Context) -> list[BpropInfo]:
             targets = [f"op input {i}" for i in range(op.inputs)] + ["`out`: the op's output", "`dout`: the gradient flowing into out"]
             for i, param in enumerate(sig.positional):
                 roles.append((param.name, targets[i] if i < len(targets) else "nothing: MindSpore passes no value here"))
-        infos.append(BpropInfo("ops.Custom", "custom-op", p.span(fn.name_node), expected, tuple(roles)))
+        hints = _hints(p, fn, sig.positional, [f"input{i}" for i in range(op.inputs)]) if op.inputs is not None else ()
+        infos.append(BpropInfo("ops.Custom", "custom-op", p.span(fn.name_node), expected, tuple(roles), None, hints))
     return infos
+
+
+def _hints(p: Program, fn, positional, inputs) -> tuple[Hint, ...]:
+    """``← x`` after each parameter, ``→ x`` after each entry of a returned tuple display."""
+    from .program import iter_own_nodes
+
+    names = [*inputs, "out", "dout"]
+    hints = []
+    for i, param in enumerate(positional):
+        what = names[i] if i < len(names) else "nothing"
+        end = param.node.name.end_pos
+        hints.append(Hint(Position(end[0] - 1, end[1]), f"← {what}",
+                          f"MindSpore passes {'the forward input ' + what if i < len(inputs) else what} here"))
+    if len(positional) != len(names) or fn.node.type != "funcdef":
+        return tuple(hints)
+    for node in iter_own_nodes(fn.node):
+        if node.type != "return_stmt" or len(node.children) < 2:
+            continue
+        value = node.children[1]
+        if value.type == "atom" and value.children[0] == "(" and len(value.children) == 3:
+            value = value.children[1]
+            if value.type != "testlist_comp":
+                continue
+        if value.type not in ("testlist_star_expr", "testlist", "testlist_comp"):
+            continue
+        items = [c for c in value.children if c != ","]
+        if any(c.type in ("comp_for", "sync_comp_for") for c in items) or len(items) > len(inputs):
+            continue
+        for item, name in zip(items, inputs):
+            end = item.end_pos
+            hints.append(Hint(Position(end[0] - 1, end[1]), f"→ {name}", f"the gradient of forward input {name}"))
+    return tuple(hints)
+
+
+def _skeletons(ctx: Context) -> list[Skeleton]:
+    """Cells whose construct has a fixed number of inputs and no custom bprop anywhere in their MRO."""
+    p = ctx.program
+    out = []
+    if "construct" not in p.text:
+        return out
+    newline = p.index.newline()
+    zeros = _zeros_like_spelling(p)
+    for cls in p.classes:
+        if not p.is_cell(cls) or p.lookup(cls, "bprop") is not None:
+            continue
+        member = cls.members.get("construct")
+        fn = member.function if member is not None else None
+        if fn is None or fn.node.type != "funcdef":
+            continue
+        sig = Signature(fn, skip_self=True)
+        if sig.vararg is not None or sig.varkw is not None or sig.kwonly or not fn.params or fn.params[0].name != "self":
+            continue
+        def_line = p.index.line_text(fn.def_line)
+        indent = def_line[:len(def_line) - len(def_line.lstrip())]
+        body = fn.body
+        first_body = body.children[1] if body.type == "suite" and len(body.children) > 1 else None
+        if first_body is not None:
+            line = p.index.line_text(first_body.start_pos[0] - 1)
+            body_indent = line[:len(line) - len(line.lstrip())]
+        else:
+            body_indent = indent + "    "
+        end_line = fn.node.end_pos[0] - 1 if fn.node.end_pos[1] == 0 else fn.node.end_pos[0]
+        if end_line >= p.index.line_count:
+            continue  # construct ends the file without a line break: nowhere clean to insert
+        taken = {q.name for q in sig.positional}
+        out.append(Skeleton(cls.name, p.span(fn.name_node), Position(end_line, 0), indent, body_indent, newline,
+                            tuple(q.name for q in sig.positional), zeros,
+                            "out" if "out" not in taken else "out_", "dout" if "dout" not in taken else "dout_"))
+    return out
+
+
+def _zeros_like_spelling(p: Program) -> str:
+    for local, full in p.imports.items():
+        if full in ("mindspore.ops", "mindspore.ops.functional"):
+            return f"{local}.zeros_like"
+        if full in ("mindspore.ops.zeros_like", "mindspore.ops.functional.zeros_like"):
+            return local
+    return "ops.zeros_like"
 
 
 def _has_self(fn) -> bool:
