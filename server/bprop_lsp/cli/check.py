@@ -9,7 +9,7 @@ from pathlib import Path
 from ..engine import Settings, analyze, fix_all
 from ..engine.settings import SettingsResult, find_pyproject, merge, settings_from_pyproject
 from ..engine.text import LineIndex
-from .files import SourceError, iter_paths, read_source, write_source
+from ..sources import SourceError, iter_paths, read_source, write_source
 from .output import Reported, render
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2

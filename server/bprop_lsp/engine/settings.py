@@ -42,7 +42,11 @@ class Settings:
 @dataclass
 class SettingsResult:
     settings: Settings
+    # Problems that change nothing important (an unknown key): reported, the rest applies.
     warnings: list[str] = field(default_factory=list)
+    # Values that would silently change what is checked (an unknown rule code in select/ignore): the CLI exits 2
+    # with them, the server shows them to the user; the valid parts still apply.
+    errors: list[str] = field(default_factory=list)
 
 
 # The keys a settings table may have (TOML kebab-case and snake_case are the same here).

@@ -99,7 +99,7 @@ def _workspace_roots(ls: "BpropServer") -> list[str]:
 
 
 async def workspace_diagnostic(ls: "BpropServer", params: types.WorkspaceDiagnosticParams):
-    from ..cli.files import SourceError, decode, iter_paths
+    from ..sources import SourceError, decode, iter_paths
     from ..engine import analyze
 
     previous = {p.uri: p.value for p in (params.previous_result_ids or [])}

@@ -1,4 +1,4 @@
-"""Finding the files to check and reading them as text, with a clear reason when that fails."""
+"""Finding the files to check, reading them as text and writing fixes back: shared by the CLI and the server."""
 from __future__ import annotations
 
 import fnmatch
