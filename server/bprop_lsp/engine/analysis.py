@@ -148,7 +148,7 @@ def _analyze_module(module, text: str, settings: Settings, with_syntax_errors: b
     for rule in ALL_RULES:
         if not settings.enabled(rule.code):
             continue
-        for draft in rule.check(ctx):
+        for draft in _drafts_of(rule, ctx):
             key = (rule.code, draft.span)
             if key in seen:
                 continue
@@ -177,6 +177,26 @@ def _analyze_module(module, text: str, settings: Settings, with_syntax_errors: b
         errors = [(program.span(err.start_pos, err.end_pos), err.message) for err in _syntax_errors(module)]
     return Analysis(findings=findings, bprops=_bprop_infos(ctx) if want_fixes else [], syntax_errors=errors,
                     skeletons=_skeletons(ctx) if with_skeletons else [])
+
+
+def _drafts_of(rule, ctx: Context) -> list:
+    """The rule's drafts for this file; none when the rule raises (a bug of ours on some input must cost the
+    user that rule's findings for this file, not the other rules' nor the run). Logged once per rule and
+    exception type, with the traceback at debug level."""
+    try:
+        return list(rule.check(ctx))
+    except (Exception, RecursionError) as exc:  # noqa: BLE001 - isolate one rule's failure
+        key = (rule.code, type(exc).__name__)
+        if key not in _reported_rule_failures:
+            _reported_rule_failures.add(key)
+            _log.warning("rule %s failed on this input (%s: %s); its findings are dropped for this file",
+                         rule.code, type(exc).__name__, exc)
+        _log.debug("rule %s traceback", rule.code, exc_info=True)
+        return []
+
+
+# (rule code, exception type) already logged: a failing rule is reported once, not once per keystroke.
+_reported_rule_failures: set[tuple[str, str]] = set()
 
 
 def _syntax_errors(module) -> list:

@@ -20,6 +20,7 @@ from .program import (
     dotted,
 )
 from .settings import Settings
+from .values import Resolved, resolve_function
 
 
 @dataclass(eq=False)
@@ -59,6 +60,13 @@ class CellSite:
     cls: ClassInfo  # the concrete Cell
     bprop: Member  # as found through the MRO
     construct: Function | None
+    # What the bprop binding evaluates to (a def, an alias, staticmethod(f), jit(f), a factory's result …).
+    resolved: Resolved | None = None
+    # The modes in which MindSpore calls this bprop: both for a class attribute; GRAPH only for a bound method
+    # assigned to ``self.bprop`` in ``__init__`` (PYNATIVE decided has_bprop before and ignores it).
+    modes: frozenset = frozenset({"graph", "pynative"})
+    # construct inherited from a MindSpore layer (``class MyReLU(nn.ReLU)``): its qualified name.
+    external_construct: str | None = None
 
     @property
     def inherited(self) -> bool:
@@ -66,7 +74,7 @@ class CellSite:
 
     @property
     def function(self) -> Function | None:
-        return self.bprop.function
+        return self.resolved.function if self.resolved is not None else None
 
     @cached_property
     def inputs(self) -> list[str] | None:
@@ -120,16 +128,83 @@ class Context:
             if not p.is_cell(cls):
                 continue
             bprop = p.lookup(cls, "bprop")
+            modes = frozenset({"graph", "pynative"})
             if bprop is None:
-                continue
+                bprop = self._instance_bound_bprop(cls)
+                if bprop is None:
+                    continue
+                modes = frozenset({"graph"})
+            if bprop.ambiguous:
+                continue  # which definition runs depends on a condition we cannot decide
+            resolved = self.resolve_member(bprop)
+            if resolved is None and bprop.value is not None and bprop.function is None and _is_none(bprop.value) is False:
+                continue  # bound to something we cannot resolve: unknown, never guessed
             construct_member = p.lookup(cls, "construct")
-            construct = construct_member.function if construct_member is not None else None
-            key = (id(bprop), id(construct))
+            construct = None
+            if construct_member is not None and not construct_member.ambiguous:
+                c = self.resolve_member(construct_member)
+                if c is not None and c.binding == "method":
+                    construct = c.function
+            external = p.external_owner(cls, "construct") if construct_member is None else None
+            key = (id(resolved.function.node) if resolved else id(bprop), id(construct))
             if key in seen:
                 continue
             seen.add(key)
-            sites.append(CellSite(cls, bprop, construct))
+            sites.append(CellSite(cls, bprop, construct, resolved, modes, external))
         return sites
+
+    def resolve_member(self, member: Member) -> Resolved | None:
+        """What a class-body binding evaluates to when looked up on an instance."""
+        fn = member.function
+        if fn is not None and member.value is None:
+            names = fn.decorator_names
+            if "property" in names or any(n.endswith(".setter") or n.endswith(".getter") for n in names):
+                return self._property_target(member)
+            return Resolved(fn)
+        if member.value is not None:
+            return resolve_function(self.program, member.value, class_members=member.scope or {})
+        return None
+
+    def _property_target(self, member: Member) -> Resolved | None:
+        """``@property def bprop(self): return self._back``: the method the property hands back, bound."""
+        from .program import iter_own_nodes
+
+        returns = [n for n in iter_own_nodes(member.function.node) if n.type == "return_stmt"]
+        if len(returns) != 1 or len(returns[0].children) != 2:
+            return None
+        text = dotted(returns[0].children[1])
+        if text is None or not text.startswith("self.") or text.count(".") != 1:
+            return None
+        target = self.program.lookup(member.owner, text[5:])
+        if target is None or target.ambiguous or target is member:
+            return None
+        resolved = self.resolve_member(target)
+        return resolved if resolved is not None and resolved.binding == "method" else None
+
+    def _instance_bound_bprop(self, cls: ClassInfo) -> Member | None:
+        """``self.bprop = self._method`` in ``__init__``: GRAPH uses the bound method (arity check included)."""
+        p = self.program
+        init = p.lookup(cls, "__init__")
+        if init is None or init.function is None or init.function.is_lambda:
+            return None
+        from .program import iter_own_nodes
+
+        found = None
+        for node in iter_own_nodes(init.function.node):
+            if node.type != "expr_stmt" or len(node.children) != 3 or node.children[1] != "=":
+                continue
+            if dotted(node.children[0]) != "self.bprop":
+                continue
+            value = dotted(node.children[2])
+            if found is not None or value is None or not value.startswith("self.") or value.count(".") != 1:
+                return None  # assigned twice, or not a bound method: BP011 speaks for it
+            target = p.lookup(cls, value[5:])
+            if target is None or target.function is None or target.value is not None or target.ambiguous:
+                return None
+            if any(n in ("staticmethod", "classmethod", "property") for n in target.function.decorator_names):
+                return None
+            found = target
+        return found
 
     @cached_property
     def custom_op_sites(self) -> list[CustomOpSite]:
@@ -200,6 +275,10 @@ class Context:
     @cached_property
     def mode_hint(self) -> str | None:
         return self.program.mode_hint()
+
+
+def _is_none(node) -> bool:
+    return node.type == "keyword" and node.value == "None"
 
 
 def _scope_of(node):

@@ -126,12 +126,18 @@ class Member:
     function: Function | None = None
     value: tree.BaseNode | None = None  # right-hand side for assignments
     node: tree.BaseNode | None = None  # the statement / funcdef
+    # Bound under a condition the engine cannot decide, where another branch (or an earlier binding) may win:
+    # which definition runs is unknown, so no finding may rest on this one.
+    ambiguous: bool = False
+    # The class-body bindings made before this one (what a name in ``value`` can refer to).
+    scope: dict | None = None
 
 
 @dataclass(eq=False)
 class ClassInfo:
     node: tree.Class
     name: str
+    program: "Program | None" = None
 
     @cached_property
     def members(self) -> dict[str, "Member"]:
@@ -291,6 +297,11 @@ class Program:
             store.update(fresh)
         for node in self.import_nodes:
             self._record_import(node)
+        for cls in self.classes:
+            if cls.program is not self:
+                # Members depend on module-level facts (constants in class-body conditions): re-read them.
+                cls.program = self
+                cls.__dict__.pop("members", None)
 
     def nodes_matching(self, word: str, types: tuple[str, ...]) -> list:
         """For each occurrence of the identifier ``word`` in the text, the outermost enclosing node of one of
@@ -427,18 +438,42 @@ class Program:
         parents: list[list[ClassInfo | str]] = []
         for base in cls.bases:
             text = dotted(base)
-            if text is None:
+            if text is None or call_of(base) is not None:
                 parents.append(["?"])
                 continue
-            local = self.class_named(text) if "." not in text and text not in self.imports else None
-            if local is not None and local is not cls:
-                parents.append(self._mro(local, seen))
+            target = self.resolve_class(text)
+            if isinstance(target, ClassInfo):
+                parents.append(self._mro(target, seen) if target is not cls else ["?"])
             else:
-                parents.append([self.resolve_dotted(text)])
+                parents.append([target])
         return [cls] + _c3_merge(parents + [[p[0] for p in parents if p]])
 
+    def resolve_class(self, text: str, depth: int = 0) -> "ClassInfo | str":
+        """A base-class expression: a class of this file, else a qualified name, following module-level aliases
+        (``Base = nn.Cell``); "?" when it is bound to something else."""
+        if "." in text or text in self.imports:
+            return self.resolve_dotted(text)
+        local = self.class_named(text)
+        if local is not None:
+            return local
+        values = [v for v in self.assignments.get(text, []) if _is_module_level(v)]
+        if len(values) == 1 and depth < 8:
+            alias = dotted(values[0])
+            if alias is not None and call_of(values[0]) is None and alias != text:
+                return self.resolve_class(alias, depth + 1)
+            return "?"
+        return text
+
     def is_cell(self, cls: ClassInfo) -> bool:
-        return any(isinstance(k, str) and self.is_mindspore(k, CELL_NAMES, bare=("nn.Cell", "Cell")) for k in self.mro(cls))
+        return any(isinstance(k, str) and (self.is_mindspore(k, CELL_NAMES, bare=("nn.Cell", "Cell")) or self.is_nn_layer(k))
+                   for k in self.mro(cls))
+
+    def is_nn_layer(self, qualname: str) -> bool:
+        """A class MindSpore ships in ``mindspore.nn`` (every one of them is a Cell): ``nn.ReLU``, ``nn.Dense`` …"""
+        if qualname.startswith("mindspore.nn."):
+            leaf = qualname.rsplit(".", 1)[-1]
+            return leaf[:1].isupper() and not self.is_mindspore(qualname, CELL_NAMES)
+        return qualname.startswith("nn.") and "nn" not in self.imports and qualname.count(".") == 1 and qualname[3:4].isupper()
 
     def is_primitive(self, cls: ClassInfo) -> bool:
         return any(
@@ -452,6 +487,7 @@ class Program:
             if isinstance(k, str) and not (
                 k == "object"
                 or self.is_mindspore(k, CELL_NAMES, bare=("nn.Cell", "Cell"))
+                or self.is_nn_layer(k)
                 or self.is_mindspore(k, PRIMITIVE_NAMES, bare=("Primitive", "PrimitiveWithInfer", "PrimitiveWithCheck"))
             ):
                 return True
@@ -461,6 +497,8 @@ class Program:
         """The member ``name`` as attribute lookup finds it, or None (also None past an opaque base)."""
         for k in self.mro(cls):
             if isinstance(k, str):
+                if name != "bprop" and self.is_nn_layer(k):
+                    return None  # a built-in layer's own construct etc.: see external_owner
                 if k == "object" or self.is_mindspore(k, CELL_NAMES, bare=("nn.Cell", "Cell")) or self.is_mindspore(
                     k, PRIMITIVE_NAMES, bare=("Primitive", "PrimitiveWithInfer", "PrimitiveWithCheck")
                 ):
@@ -468,6 +506,16 @@ class Program:
                 return None
             if name in k.members:
                 return k.members[name]
+        return None
+
+    def external_owner(self, cls: ClassInfo, name: str) -> str | None:
+        """The qualified name of the MindSpore layer whose ``name`` attribute lookup reaches (``nn.ReLU`` for the
+        ``construct`` of ``class MyReLU(nn.ReLU)``), when no class of the file defines it first."""
+        for k in self.mro(cls):
+            if isinstance(k, str):
+                return k if self.is_nn_layer(k) else None
+            if name in k.members:
+                return None
         return None
 
     def mode_hint(self) -> str | None:
@@ -538,19 +586,139 @@ def _scan_statements(root) -> tuple[list, list, list, list]:
 
 
 def _class_members(info: "ClassInfo") -> dict[str, "Member"]:
+    """What the class body leaves bound, statement by statement as Python runs it: under an ``if`` whose condition
+    is known only the taken branch counts; under an unknown one a name bound in one branch and also elsewhere
+    (another branch, or before) is ambiguous. ``try`` bodies count, their handlers are alternatives."""
     members: dict[str, Member] = {}
-    for stmt in _class_body_statements(info.node.children[-1]):
-        if stmt.type == "funcdef":
-            fn = Function(stmt, stmt.name.value, owner=info, decorators=_decorators_of(stmt))
-            members[fn.name] = Member(fn.name, info, function=fn, node=stmt)
-        elif stmt.type == "expr_stmt" and len(stmt.children) >= 3 and stmt.children[1] == "=":
-            target, value = stmt.children[0], stmt.children[-1]
+    _bind_suite(info, info.node.children[-1], members, conditional=False)
+    return members
+
+
+def _bind_suite(info, suite, members: dict, conditional: bool) -> None:
+    children = suite.children if suite.type == "suite" else [suite]
+    for child in children:
+        _bind_statement(info, child, members, conditional)
+
+
+def _bind_statement(info, node, members: dict, conditional: bool) -> None:
+    t = node.type
+    if t == "simple_stmt":
+        for c in node.children:
+            if c.type not in ("newline", "operator"):
+                _bind_statement(info, c, members, conditional)
+    elif t == "decorated":
+        _bind_statement(info, node.children[-1], members, conditional)
+    elif t in ("funcdef", "async_funcdef", "async_stmt"):
+        fn_node = node if t == "funcdef" else next((c for c in node.children if c.type == "funcdef"), None)
+        if fn_node is None:
+            return
+        fn = Function(fn_node, fn_node.name.value, owner=info, decorators=_decorators_of(fn_node))
+        members[fn.name] = Member(fn.name, info, function=fn, node=fn_node, scope=dict(members))
+    elif t == "classdef":
+        members[node.name.value] = Member(node.name.value, info, node=node, scope=dict(members))
+    elif t == "expr_stmt" and len(node.children) >= 3 and node.children[1] == "=":
+        value = node.children[-1]
+        for target in node.children[:-1:2]:
             if target.type == "name":
-                member = Member(target.value, info, value=value, node=stmt)
+                member = Member(target.value, info, value=value, node=node, scope=dict(members))
                 if value.type == "lambdef":
                     member.function = Function(value, target.value, owner=info)
                 members[target.value] = member
-    return members
+    elif t == "if_stmt":
+        _bind_if(info, node, members)
+    elif t == "try_stmt":
+        _bind_try(info, node, members)
+
+
+def _bind_if(info, node, members: dict) -> None:
+    from .values import const_truth
+
+    program = info.program
+    branches = []  # (condition or None for else, suite)
+    children = node.children
+    i = 0
+    while i < len(children):
+        c = children[i]
+        if c in ("if", "elif"):
+            branches.append((children[i + 1], children[i + 3]))
+            i += 4
+        elif c == "else":
+            branches.append((None, children[i + 2]))
+            i += 3
+        else:
+            i += 1
+    possible = []  # suites that may run, in order; a known-true condition (or ``else``) ends the chain
+    exhaustive = False
+    for condition, suite in branches:
+        truth = True if condition is None else (const_truth(program, condition) if program is not None else None)
+        if truth is False:
+            continue
+        possible.append(suite)
+        if truth is True:
+            exhaustive = True
+            break
+    if exhaustive and len(possible) == 1:
+        _bind_suite(info, possible[0], members, conditional=False)
+        return
+    # Each possible branch, bound separately; then merged: a name bound by exactly one alternative (and by
+    # nothing before that could survive) keeps that binding, anything else is ambiguous.
+    alternatives = []
+    for suite in possible:
+        bound: dict = {}
+        _bind_suite(info, suite, bound, conditional=True)
+        alternatives.append(bound)
+    _merge_alternatives(members, alternatives, fallthrough=not exhaustive)
+
+
+def _bind_try(info, node, members: dict) -> None:
+    body = None
+    handlers = []
+    tail = []  # else / finally suites: run after the body (else) or always (finally)
+    children = node.children
+    for i, c in enumerate(children):
+        if c == "try":
+            body = children[i + 2]
+        elif getattr(c, "type", None) == "except_clause" or c == "except":
+            handlers.append(children[i + 2])
+        elif c in ("else", "finally"):
+            tail.append(children[i + 2])
+    alternatives = []
+    if body is not None:
+        bound: dict = {}
+        _bind_suite(info, body, bound, conditional=True)
+        alternatives.append(bound)
+    for suite in handlers:
+        bound = {}
+        _bind_suite(info, suite, bound, conditional=True)
+        alternatives.append(bound)
+    if len(alternatives) == 1:
+        members.update(alternatives[0])
+    else:
+        _merge_alternatives(members, alternatives, fallthrough=False)
+    for suite in tail:
+        _bind_suite(info, suite, members, conditional=False)
+
+
+def _merge_alternatives(members: dict, alternatives: list, fallthrough: bool) -> None:
+    names = {n for alt in alternatives for n in alt}
+    for name in names:
+        binders = [alt[name] for alt in alternatives if name in alt]
+        candidates = len(binders) + (1 if name in members and (fallthrough or len(binders) < len(alternatives)) else 0)
+        member = binders[-1]
+        if candidates > 1:
+            member.ambiguous = True
+        members[name] = member
+
+
+def _is_module_level(node) -> bool:
+    parent = node.parent
+    while parent is not None:
+        if parent.type in ("funcdef", "classdef", "lambdef"):
+            return False
+        if parent.type == "file_input":
+            return True
+        parent = parent.parent
+    return False
 
 
 def _is_ident_char(ch: str) -> bool:

@@ -104,7 +104,10 @@ def _view(ctx: Context, site: CellSite) -> SignatureView | None:
     p = ctx.program
     decorators = fn.decorator_names
     kind = "lambda" if fn.is_lambda else "method"
-    jit = False
+    resolved = site.resolved
+    if resolved is not None and resolved.binding in ("staticmethod", "classmethod"):
+        kind = resolved.binding  # ``bprop = staticmethod(f)`` binds like the decorator
+    jit = bool(resolved is not None and resolved.jit)
     opaque = False
     unwrapped = None
     wrapper = None
@@ -146,9 +149,16 @@ def arity_applies(v: SignatureView) -> bool:
         return False
     if v.site.construct is not None and Signature(v.site.construct, skip_self=True).kwonly:
         return False  # BP008 speaks for it
-    if not v.has_self:
-        return False  # BP004 speaks for it
     return True
+
+
+def counts(v: SignatureView) -> tuple[int, int]:
+    """(positional parameters PYNATIVE fills after binding the cell, positional parameters GRAPH fills): GRAPH
+    skips a first parameter only if it is literally named ``self``; PYNATIVE binds the cell to the first
+    parameter whatever its name (bprop-rules.md, further behaviours 1)."""
+    if v.has_self:
+        return v.count, v.count
+    return v.count - 1, v.count
 
 
 def missing_params_fix(ctx: Context, v: SignatureView) -> tuple[Fix | None, list[str]]:
@@ -158,6 +168,10 @@ def missing_params_fix(ctx: Context, v: SignatureView) -> tuple[Fix | None, list
     missing_labels: list[str] = []
     if inputs is None or not ctx.want_fixes:
         return None, missing_labels
+    if not v.has_self:
+        # `bprop(ctx, grad_output)`: which of the parameters stands for what is a guess; name them, fix nothing.
+        taken = used_names(fn, ctx.program)
+        return None, [fresh(name, taken) for name in inputs] + ["out", "dout"]
     params = list(v.params)
     dout = params[-1] if params and is_dout_like(params[-1].name) and params[-1].name not in inputs else None
     body = params[:-1] if dout is not None else params

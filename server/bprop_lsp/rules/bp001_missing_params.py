@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ..engine.context import Context
 from .base import BOTH, GRAPH, Draft, Invalid, Rule, Valid
-from ._signature import arity_applies, construct_related, def_span, missing_params_fix, view
+from ._signature import arity_applies, construct_related, counts, def_span, missing_params_fix, view
 
 
 class MissingParams(Rule):
@@ -46,19 +46,31 @@ class MissingParams(Rule):
             if v is None or not arity_applies(v):
                 continue
             lo, hi = v.input_range
-            if v.count >= lo + 2:
-                continue
+            pynative_count, graph_count = counts(v)
+            if graph_count >= lo + 2:
+                continue  # enough for GRAPH; a first parameter not named self is BP004's (PYNATIVE shifts)
             fix, missing = missing_params_fix(ctx, v)
             # MindSpore 2.10 PYNATIVE tolerates `bprop(self, dout)` for a cell without inputs (case 104).
-            fails = GRAPH if lo == 0 and hi == 0 and v.count == 1 else None
+            fails = GRAPH if lo == 0 and hi == 0 and v.count == 1 and v.has_self else None
             lacks = ", ".join(missing) if missing else "parameters"
             message = f"bprop of {site.owner_label} must take {v.expected_text()}: it lacks {lacks}"
+            if not v.has_self:
+                message = (f"bprop of {site.owner_label} must take {v.expected_text()}: it has {v.count} parameter(s) "
+                           f"in all, too few for {lo} input(s), out and dout (a torch-style backward(ctx, grad) "
+                           f"signature lacks the forward inputs, out and dout)")
+            kw_only = [q for q in v.fn.params if q.kind == "kwonly" and not q.has_default]
+            if kw_only:
+                message += (f"; {', '.join(f'`{q.name}`' for q in kw_only)} is keyword-only, but MindSpore passes "
+                            f"every argument positionally")
             if lo != hi:
                 message += f" (construct has {hi - lo} defaulted input(s))"
+            fails_in = (frozenset({fails}) if fails else BOTH) & site.modes
+            if not fails_in:
+                continue
             yield Draft(
                 span=def_span(ctx, v.fn),
                 message=message,
-                fails_in=frozenset({fails}) if fails else BOTH,
+                fails_in=fails_in,
                 fix=fix,
                 related=construct_related(ctx, site),
                 noqa_line=v.fn.def_line,

@@ -6,7 +6,7 @@ from ..engine.model import Fix
 from ..engine.param_edits import is_dout_like, is_out_like, remove_params
 from ..engine.program import iter_own_nodes
 from .base import BOTH, GRAPH, Draft, Invalid, Rule, Valid
-from ._signature import arity_applies, construct_related, def_span, view
+from ._signature import arity_applies, construct_related, counts, def_span, view
 
 
 class ExtraParams(Rule):
@@ -27,6 +27,9 @@ class ExtraParams(Rule):
               "a defaulted construct input may be passed: the count depends on the call"),
     )
     invalid = (
+        Invalid("from mindspore import nn\nclass C(nn.Cell):\n    def construct(self, x):\n        return x\n"
+                "    def bprop(ctx, x, out, dout):\n        return (dout,)\n",
+                note="the right count with `ctx` for self (a torch port): GRAPH skips only a parameter named self"),
         Invalid("from mindspore import nn\nclass F(nn.Cell):\n    def construct(self, x, y):\n        return x + y\n"
                 "    def bprop(self, x, y, z, out, dout):\n        return dout, dout\n",
                 fixed="from mindspore import nn\nclass F(nn.Cell):\n    def construct(self, x, y):\n        return x + y\n"
@@ -44,9 +47,33 @@ class ExtraParams(Rule):
                 continue
             lo, hi = v.input_range
             n = hi
+            pynative_count, graph_count = counts(v)
+            if not v.has_self:
+                # GRAPH counts the first parameter as an input; PYNATIVE binds the cell to it.
+                if graph_count <= n + 2:
+                    continue
+                first = v.fn.params[0].name
+                if lo + 2 <= pynative_count <= n + 2:
+                    fails_in = frozenset({GRAPH}) & site.modes
+                    if fails_in:
+                        yield Draft(def_span(ctx, v.fn),
+                                    f"bprop of {site.owner_label} names its first parameter `{first}`: GRAPH_MODE "
+                                    f"skips a first parameter only when it is named `self`, so it counts "
+                                    f"{graph_count} parameters where MindSpore passes {n + 2}; rename `{first}` to `self`",
+                                    fails_in=fails_in, related=construct_related(ctx, site), noqa_line=v.fn.def_line)
+                    continue
+                fails_in = BOTH & site.modes
+                if fails_in and pynative_count > n + 2:
+                    yield Draft(def_span(ctx, v.fn),
+                                f"bprop of {site.owner_label} must take {v.expected_text()}: it has {v.count} "
+                                f"parameters in all where MindSpore passes the cell, {n} input(s), out and dout",
+                                fails_in=fails_in, related=construct_related(ctx, site), noqa_line=v.fn.def_line)
+                continue
             kw_extras = [q for q in v.fn.params if q.kind == "kwonly"]
             if v.count <= n + 2 and not kw_extras:
                 continue
+            if v.count < lo + 2:
+                continue  # too few positional parameters (a keyword-only dout): BP001 speaks for it
             extras = self._extras(v, n)
             positional_extras_defaulted = all(q.has_default for q in v.params[n + 2:]) if v.count > n + 2 else True
             kw_defaulted = all(q.has_default for q in kw_extras)
@@ -61,11 +88,14 @@ class ExtraParams(Rule):
                                   + ", ".join(f"`{q.name}`" for q in extras), tuple(edits))
             count = v.count + len(kw_extras)
             names = ", ".join(q.name for q in extras) if extras else f"{count - (n + 2)} parameter(s)"
+            fails_in = (frozenset({fails}) if fails else BOTH) & site.modes
+            if not fails_in:
+                continue
             yield Draft(
                 span=def_span(ctx, v.fn),
                 message=f"bprop of {site.owner_label} must take {v.expected_text()}: it has {count} parameters "
                         f"after self where MindSpore passes {n + 2}; extra: {names}",
-                fails_in=frozenset({fails}) if fails else BOTH,
+                fails_in=fails_in,
                 fix=fix,
                 related=construct_related(ctx, site),
                 noqa_line=v.fn.def_line,

@@ -25,9 +25,6 @@ class MissingSelf(Rule):
                 "    def bprop(x, out, dout):\n        return (3 * x * x * dout,)\n",
                 fixed="from mindspore import nn\nclass Cube(nn.Cell):\n    def construct(self, x):\n        return x * x * x\n"
                       "    def bprop(self, x, out, dout):\n        return (3 * x * x * dout,)\n"),
-        Invalid("from mindspore import nn\nclass C(nn.Cell):\n    def construct(self, x):\n        return x\n"
-                "    def bprop(ctx, x, out, dout):\n        return (dout,)\n",
-                note="the right count, but GRAPH only skips a parameter named self"),
     )
 
     def check(self, ctx: Context):
@@ -47,20 +44,12 @@ class MissingSelf(Rule):
                 fix = None
                 if v.fn.node.type == "funcdef" and "self" not in {q.name for q in v.fn.params}:
                     fix = Fix("Add `self` as the first parameter", tuple(insert_after(v.fn, None, ["self"], ctx.program.index)))
+                if PYNATIVE not in site.modes:
+                    continue
                 yield Draft(def_span(ctx, v.fn),
                             f"bprop of {site.owner_label} has no `self`: MindSpore calls it as a method, so every "
                             f"argument shifts by one; expected {v.expected_text()}",
                             fails_in=frozenset({PYNATIVE}), fix=fix, related=construct_related(ctx, site),
                             noqa_line=v.fn.def_line)
-            elif lo + 3 <= total <= hi + 3 and positional:
-                yield Draft(def_span(ctx, v.fn),
-                            f"bprop of {site.owner_label} names its first parameter `{positional[0].name}`: GRAPH_MODE "
-                            f"only skips a first parameter named `self` and then counts one parameter too many",
-                            fails_in=frozenset({GRAPH}), related=construct_related(ctx, site), noqa_line=v.fn.def_line)
-            # Other counts: BP001/BP002 cannot tell which parameter is missing; a mismatch that large is
-            # reported by MindSpore in both modes, and by this rule as a missing self.
-            elif positional:
-                yield Draft(def_span(ctx, v.fn),
-                            f"bprop of {site.owner_label} must take {v.expected_text()}: it has no `self` and "
-                            f"{total} other parameter(s)",
-                            fails_in=BOTH, related=construct_related(ctx, site), noqa_line=v.fn.def_line)
+            # Other counts are BP001's (too few even for GRAPH, e.g. a torch-style ``backward(ctx, grad)``) or BP002's
+            # (``bprop(ctx, <inputs>, out, dout)``: GRAPH counts ctx as an input): one finding per mistake.

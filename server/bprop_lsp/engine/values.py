@@ -1,0 +1,252 @@
+"""A small value resolver: what a name or expression denotes at run time, as far as the file tells.
+
+Two questions the rules ask, answered by following simple bindings and never by running anything:
+
+* ``resolve_function`` — which function an expression evaluates to, and how it is bound: a ``def`` (module-level,
+  nested, a method), an alias (``bprop = backward``), a wrapper call (``staticmethod(f)``, ``jit(f)``), or a factory
+  call whose returns are a nested ``def`` or ``lambda`` (``bprop = make_bprop(0.5)``). Anything else is unknown
+  (``None``), never guessed.
+* ``const_truth`` — whether a condition Python evaluates once (a class body's ``if``) is known: ``TYPE_CHECKING``,
+  literals, ``sys.version_info`` comparisons, ``not``, and module names bound once to a literal.
+
+Every walk here is bounded (``_MAX_DEPTH``) so that self-referencing bindings (``f = f``) end.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .program import JIT_NAMES, Function, Program, call_arguments, call_of, dotted
+
+_MAX_DEPTH = 8
+# Oldest Python MindSpore 2.10 supports: `sys.version_info >= (3, N)` is known True up to it.
+_MIN_PYTHON = (3, 9)
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """A function an expression evaluates to, and how attribute lookup on a class will bind it."""
+
+    function: Function
+    # "method" (a plain function: bound to the instance), "staticmethod", "classmethod", "property".
+    binding: str = "method"
+    jit: bool = False  # wrapped by mindspore.jit (``bprop = ms.jit(f)``)
+    wrapper: str | None = None  # the wrapping callee as written, for messages
+
+
+def resolve_function(program: Program, expr, *, class_members: dict | None = None, depth: int = 0) -> Resolved | None:
+    """The function ``expr`` evaluates to. ``class_members`` are the bindings already made in the class body the
+    expression sits in (a class body's names come first, then the enclosing scopes, then the module)."""
+    if expr is None or depth > _MAX_DEPTH:
+        return None
+    expr = _unwrap_parens(expr)
+    t = expr.type
+    if t == "lambdef":
+        return Resolved(Function(expr, "<lambda>"))
+    if t == "funcdef":
+        return Resolved(Function(expr, expr.name.value, decorators=_decorators(expr)))
+    if t == "name":
+        return _resolve_name(program, expr, class_members, depth)
+    call = call_of(expr) if t in ("power", "atom_expr") else None
+    if call is not None:
+        callee, trailer = call
+        positional, keywords, has_star = call_arguments(trailer)
+        if callee in ("staticmethod", "classmethod", "property") and len(positional) == 1 and not keywords:
+            inner = resolve_function(program, positional[0], class_members=class_members, depth=depth + 1)
+            if inner is None or inner.binding != "method":
+                return None
+            return Resolved(inner.function, callee, inner.jit, callee)
+        if callee and program.is_mindspore(program.resolve_dotted(callee), JIT_NAMES, bare=("jit", "ms.jit")):
+            if len(positional) >= 1:
+                inner = resolve_function(program, positional[0], class_members=class_members, depth=depth + 1)
+                if inner is not None:
+                    return Resolved(inner.function, inner.binding, True, callee)
+            return None
+        if callee and "." not in callee and not has_star:
+            factory = _resolve_name(program, callee_name_node(expr), class_members, depth)
+            if factory is not None and factory.binding == "method" and not factory.function.is_lambda:
+                return _factory_result(program, factory.function, depth)
+        return None
+    return None
+
+
+def callee_name_node(call_node):
+    return call_node.children[0]
+
+
+def _resolve_name(program: Program, name_node, class_members: dict | None, depth: int) -> Resolved | None:
+    name = name_node.value
+    if class_members is not None and name in class_members:
+        member = class_members[name]
+        if member.function is not None and member.value is None:
+            return Resolved(member.function)
+        if member.value is not None and member.value is not name_node:
+            return resolve_function(program, member.value, class_members=class_members, depth=depth + 1)
+        return None
+    # Enclosing function scopes (closures), innermost first, then the module.
+    scope = _scope_of(name_node)
+    while scope is not None:
+        if scope.type == "classdef":
+            scope = _scope_of(scope)
+            continue  # a class body is not visible from the functions inside it
+        found = _bound_in_scope(program, scope, name, name_node, depth)
+        if found is not _NOT_BOUND:
+            return found
+        if scope.type == "file_input":
+            break
+        scope = _scope_of(scope)
+    return None
+
+
+_NOT_BOUND = object()
+
+
+def _bound_in_scope(program: Program, scope, name: str, use, depth: int):
+    """The function ``name`` denotes in ``scope`` (its defs and single assignments), None when bound to something
+    unknown or more than once, _NOT_BOUND when the scope does not bind it."""
+    defs = [f for f in program.functions.get(name, []) if _scope_of(f.node) is scope]
+    values = [v for v in program.assignments.get(name, []) if _scope_of(v) is scope]
+    imported = scope.type == "file_input" and name in program.imports
+    if not defs and not values and not imported:
+        return _NOT_BOUND
+    if imported or len(defs) + len(values) != 1:
+        return None  # an import, or rebound: which binding is live depends on the flow
+    if defs:
+        fn = defs[0]
+        if not _binding_reaches(fn.node, use):
+            return None
+        return Resolved(Function(fn.node, fn.name, decorators=fn.decorators))
+    value = values[0]
+    if value is use or _contains(value, use):
+        return None
+    return resolve_function(program, value, depth=depth + 1)
+
+
+def _factory_result(program: Program, factory: Function, depth: int) -> Resolved | None:
+    """The function a factory returns when every return hands back the same nested ``def`` or a lambda."""
+    from .program import iter_own_nodes
+
+    results = []
+    for node in iter_own_nodes(factory.node):
+        if node.type == "return_stmt" and len(node.children) == 2:
+            value = _unwrap_parens(node.children[1])
+            if value.type == "lambdef":
+                results.append(Resolved(Function(value, "<lambda>")))
+            elif value.type == "name":
+                inner = [f for f in program.functions.get(value.value, []) if _scope_of(f.node) is factory.node]
+                if len(inner) != 1:
+                    return None
+                results.append(Resolved(Function(inner[0].node, inner[0].name, decorators=inner[0].decorators)))
+            else:
+                return None
+        elif node.type in ("return_stmt", "yield_expr"):
+            return None
+    if not results or len({id(r.function.node) for r in results}) != 1:
+        return None
+    return results[0]
+
+
+# ----------------------------------------------------------------------------------------------- conditions
+def const_truth(program: Program, expr, depth: int = 0):
+    """True/False when the condition's value is known without running the program, else None."""
+    if expr is None or depth > _MAX_DEPTH:
+        return None
+    expr = _unwrap_parens(expr)
+    t = expr.type
+    if t == "keyword":
+        return {"True": True, "False": False, "None": False}.get(expr.value)
+    if t == "number":
+        try:
+            return bool(complex(expr.value.replace("_", "")))
+        except ValueError:
+            return None
+    if t == "string":
+        return None
+    if t == "not_test":
+        inner = const_truth(program, expr.children[1], depth + 1)
+        return None if inner is None else not inner
+    if t in ("and_test", "or_test"):
+        values = [const_truth(program, c, depth + 1) for c in expr.children[::2]]
+        if t == "and_test":
+            if any(v is False for v in values):
+                return False
+            return True if all(v is True for v in values) else None
+        if any(v is True for v in values):
+            return True
+        return False if all(v is False for v in values) else None
+    text = dotted(expr)
+    if text is not None and call_of(expr) is None:
+        if text.rsplit(".", 1)[-1] == "TYPE_CHECKING" and (
+                text == "TYPE_CHECKING" and program.imports.get("TYPE_CHECKING", "").endswith("TYPE_CHECKING")
+                or program.resolve_dotted(text) in ("typing.TYPE_CHECKING", "typing_extensions.TYPE_CHECKING")):
+            return False
+        if t == "name":
+            values = program.assignments.get(text, [])
+            defs = program.functions.get(text, [])
+            if len(values) == 1 and not defs and _scope_of(values[0]).type == "file_input" and text not in program.imports:
+                value = _unwrap_parens(values[0])
+                if value.type in ("keyword", "number"):
+                    return const_truth(program, value, depth + 1)
+        return None
+    if t == "comparison" and len(expr.children) == 3:
+        left, op, right = expr.children
+        if program.resolve_dotted(dotted(left) or "") == "sys.version_info":
+            version = _int_tuple(right)
+            if version is None:
+                return None
+            op = op.value if hasattr(op, "value") else op.get_code().strip()
+            if op in (">=", ">") and version <= _MIN_PYTHON[: len(version)] and not (op == ">" and version == _MIN_PYTHON[: len(version)]):
+                return True
+            if op in ("<", "<=") and version <= _MIN_PYTHON[: len(version)] and not (op == "<=" and version == _MIN_PYTHON[: len(version)]):
+                return False
+        return None
+    return None
+
+
+def _int_tuple(node):
+    node = _unwrap_parens(node)
+    if node.type == "atom" and node.children[0] == "(" and len(node.children) == 3:
+        inner = node.children[1]
+        items = [c for c in inner.children if c != ","] if inner.type == "testlist_comp" else [inner]
+        if all(i.type == "number" and i.value.isdigit() for i in items):
+            return tuple(int(i.value) for i in items)
+    return None
+
+
+# ----------------------------------------------------------------------------------------------- helpers
+def _unwrap_parens(node):
+    while node.type == "atom" and node.children[0] == "(" and len(node.children) == 3 and node.children[1].type != "testlist_comp":
+        node = node.children[1]
+    return node
+
+
+def _scope_of(node):
+    parent = node.parent
+    while parent is not None and parent.type not in ("funcdef", "classdef", "file_input", "lambdef"):
+        parent = parent.parent
+    return parent
+
+
+def _decorators(funcdef) -> list:
+    parent = funcdef.parent
+    if parent is not None and parent.type == "decorated":
+        dec = parent.children[0]
+        return list(dec.children) if dec.type == "decorators" else [dec]
+    return []
+
+
+def _contains(node, inner) -> bool:
+    n = inner
+    while n is not None:
+        if n is node:
+            return True
+        n = n.parent
+    return False
+
+
+def _binding_reaches(def_node, use) -> bool:
+    """A ``def`` binds its name from where it stands: a use inside the same scope's code above it (at class-body
+    or module execution time) sees no binding. Uses inside functions run later, so any position works."""
+    use_scope = _scope_of(use)
+    if use_scope is _scope_of(def_node) and use.start_pos < def_node.start_pos:
+        return False
+    return True
