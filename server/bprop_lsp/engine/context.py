@@ -217,23 +217,92 @@ class Context:
             if not p.is_mindspore(p.resolve_dotted(c[0]), CUSTOM_NAMES, bare=("ops.Custom", "Custom")):
                 continue
             positional, keywords, has_star = call_arguments(c[1])
-            bprop_arg = keywords.get("bprop")
-            if bprop_arg is None:
-                continue
-            function, bound = self.resolve_callable(bprop_arg)
-            forward = keywords.get("func") or (positional[0] if positional else None)
-            inputs = None
-            if forward is not None:
-                fwd, fwd_bound = self.resolve_callable(forward)
-                if fwd is not None:
-                    sig = Signature(fwd, skip_self=fwd_bound)
-                    if sig.vararg is None and sig.varkw is None:
-                        inputs = len(sig.positional)
-            sites.append(CustomOpSite(node, bprop_arg, function, bound, inputs))
+            arguments = _bind_custom_arguments(positional, keywords)
+            for bound_args in self._through_helpers(node, arguments):
+                site = self._custom_site(node, bound_args)
+                if site is not None:
+                    sites.append(site)
         return sites
 
+    def _custom_site(self, node, arguments: dict) -> CustomOpSite | None:
+        bprop_arg = arguments.get("bprop")
+        if bprop_arg is None or _is_none(bprop_arg):
+            return None
+        function, bound = self.resolve_callable(bprop_arg)
+        forward = arguments.get("func")
+        func_type = arguments.get("func_type")
+        inputs = None
+        # An aot/aicpu kernel's `func` is a registration stub or a library path: its parameters say nothing
+        # about the op's inputs.
+        kernel_stub = func_type is not None and func_type.type == "string" and any(
+            k in func_type.value for k in ("aot", "aicpu", "tbe", "julia"))
+        if forward is not None and not kernel_stub:
+            fwd, fwd_bound = self.resolve_callable(forward)
+            if fwd is not None:
+                sig = Signature(fwd, skip_self=fwd_bound)
+                if sig.vararg is None and sig.varkw is None:
+                    inputs = len(sig.positional)
+        return CustomOpSite(node, bprop_arg, function, bound, inputs)
+
+    def _through_helpers(self, custom_call, arguments: dict):
+        """The Custom call's arguments as written, or — when ``bprop``/``func`` are parameters of the function that
+        builds the op (a project helper ``build_op(f, bprop=g)``) — as each call of that helper in the file
+        passes them."""
+        helper = custom_call.search_ancestor("funcdef")
+        params = {}
+        if helper is not None:
+            fn = Function(helper, helper.name.value)
+            params = {q.name: i for i, q in enumerate(fn.params) if q.kind in ("positional", "posonly", "kwonly")}
+        forwarded = {k: v.value for k, v in arguments.items()
+                     if k in ("bprop", "func") and v.type == "name" and v.value in params}
+        if not forwarded:
+            yield arguments
+            return
+        if helper.parent is not None and helper.parent.type == "classdef" or _scope_of(helper).type == "classdef":
+            return  # a method building the op: its callers are not followed
+        for call_node in self.program.nodes_matching(helper.name.value, ("power", "atom_expr")):
+            c = call_of(call_node)
+            if not c or c[0] != helper.name.value:
+                continue
+            pos, kws, star = call_arguments(c[1])
+            if star:
+                continue
+            bound = dict(arguments)
+            for key, param in forwarded.items():
+                index = params[param]
+                value = kws.get(param) if param in kws else (pos[index] if index < len(pos) else None)
+                if value is None:
+                    bound.pop(key, None)
+                else:
+                    bound[key] = value
+            yield bound
+
     def resolve_callable(self, expr) -> tuple[Function | None, bool]:
-        """The function an expression names (module/closure function, ``self.method``, lambda)."""
+        """The function an expression names (module/closure function, ``self.method``, ``Class.static_method``,
+        lambda, a factory's result) and whether it is a bound method (MindSpore then passes no self)."""
+        function, bound = self._resolve_callable(expr)
+        if function is not None:
+            return function, bound
+        p = self.program
+        text = dotted(expr) if expr.type in ("name", "power", "atom_expr") else None
+        if text is not None and text.count(".") == 1 and call_of(expr) is None:
+            owner, attr = text.split(".")
+            cls = p.class_named(owner) if owner not in p.imports else None
+            if cls is not None:
+                member = p.lookup(cls, attr)
+                if member is not None and not member.ambiguous and member.function is not None and member.value is None:
+                    if "staticmethod" in member.function.decorator_names:
+                        return member.function, False
+            return None, False
+        if expr.type in ("name", "power", "atom_expr"):
+            resolved = resolve_function(p, expr)
+            if resolved is not None and resolved.binding == "method" and not resolved.jit:
+                owner_scope = _scope_of(resolved.function.node)
+                if owner_scope is not None and owner_scope.type != "classdef":
+                    return resolved.function, False
+        return None, False
+
+    def _resolve_callable(self, expr) -> tuple[Function | None, bool]:
         p = self.program
         if expr.type == "lambdef":
             return Function(expr, "<lambda>"), False
@@ -275,6 +344,16 @@ class Context:
     @cached_property
     def mode_hint(self) -> str | None:
         return self.program.mode_hint()
+
+
+# ops.Custom(func, out_shape=None, out_dtype=None, func_type="hybrid", bprop=None, reg_info=None)
+_CUSTOM_PARAMS = ("func", "out_shape", "out_dtype", "func_type", "bprop", "reg_info")
+
+
+def _bind_custom_arguments(positional: list, keywords: dict) -> dict:
+    bound = {name: value for name, value in zip(_CUSTOM_PARAMS, positional)}
+    bound.update({k: v for k, v in keywords.items() if k in _CUSTOM_PARAMS})
+    return bound
 
 
 def _is_none(node) -> bool:

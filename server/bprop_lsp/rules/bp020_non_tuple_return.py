@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ..engine.context import Context
 from ..engine.model import Edit, Fix
-from .base import BOTH, GRAPH, Draft, Invalid, Rule, Valid
+from .base import NEVER, BOTH, GRAPH, Draft, Invalid, Rule, Valid
 from ._returns import anchor_span, cell_subjects, return_related, returns_of
 
 
@@ -41,7 +41,7 @@ class NonTupleReturn(Rule):
 
 
 def non_tuple_drafts(ctx, subject, graph_only_for_single: bool):
-    info = returns_of(subject.fn)
+    info = returns_of(subject.fn, ctx.program)
     if info is None:
         return
     fn = subject.fn
@@ -49,6 +49,15 @@ def non_tuple_drafts(ctx, subject, graph_only_for_single: bool):
         yield Draft(anchor_span(ctx, fn), f"{subject.label} has no return statement, so it returns None: "
                     f"return a tuple with one gradient per input", fails_in=BOTH, noqa_line=fn.def_line)
         return
+    if info.falls_through and not any(r.shape.kind == "none" for r in info.returns):
+        # Python returns None from the end of the body. GRAPH folds conditions on attributes and fails only when
+        # that path is taken; so does PYNATIVE: a warning, since which path runs depends on how the cell is built.
+        conditions = [c.get_code(include_prefix=False).strip() for c in info.fall_conditions]
+        when = f" when {' and '.join(f'`{c}`' for c in conditions[:2])} is false" if conditions else ""
+        yield Draft(anchor_span(ctx, fn), f"{subject.label} can reach the end of its body without a return and then "
+                    f"returns None{when}: MindSpore fails on that path (GRAPH: output should be a tuple; PYNATIVE: "
+                    f"the python function output is none); return a tuple with one gradient per input on every path",
+                    fails_in=NEVER, noqa_line=fn.def_line)
     for r in info.returns:
         shape = r.shape
         if shape.kind == "none":

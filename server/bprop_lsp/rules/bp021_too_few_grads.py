@@ -28,7 +28,7 @@ class TooFewGrads(Rule):
 
     def check(self, ctx: Context):
         for subject in cell_subjects(ctx):
-            info = returns_of(subject.fn)
+            info = returns_of(subject.fn, ctx.program)
             if info is None or len({r.shape.length for r in info.returns if r.shape.kind == "tuple"}) > 1:
                 continue  # paths disagree: BP023 speaks for it
             for r in info.returns:

@@ -27,7 +27,7 @@ class TooManyGrads(Rule):
 
     def check(self, ctx: Context):
         for subject in cell_subjects(ctx):
-            info = returns_of(subject.fn)
+            info = returns_of(subject.fn, ctx.program)
             if info is None or len({r.shape.length for r in info.returns if r.shape.kind == "tuple"}) > 1:
                 continue  # paths disagree: BP023 speaks for it
             for r in info.returns:
@@ -36,7 +36,7 @@ class TooManyGrads(Rule):
                     continue
                 fix = None
                 extras = s.items[subject.hi:]
-                if s.via_name is None and subject.hi >= 1 and all(_pure(e) for e in extras):
+                if s.via_name is None and not s.computed and subject.hi >= 1 and extras and all(_pure(e) for e in extras):
                     last_kept = s.items[subject.hi - 1]
                     end = extras[-1].end_pos
                     fix = Fix(f"Drop the {len(extras)} extra gradient(s)",

@@ -29,7 +29,7 @@ class InconsistentArity(Rule):
 
     def check(self, ctx: Context):
         for subject in cell_subjects(ctx):
-            info = returns_of(subject.fn)
+            info = returns_of(subject.fn, ctx.program)
             if info is None:
                 continue
             tuples = [r for r in info.returns if r.shape.kind == "tuple"]

@@ -51,7 +51,7 @@ class NumberGradient(Rule):
             calls = [c for c in ctx.call_index.sites(site.cls) if not c.has_star and not c.keywords]
             if not calls:
                 continue
-            info = returns_of(subject.fn)
+            info = returns_of(subject.fn, ctx.program)
             if info is None:
                 continue
             params = [q.name for q in subject.fn.params if q.kind in ("positional", "posonly")][1:]

@@ -28,7 +28,7 @@ class NoneGradient(Rule):
     def check(self, ctx: Context):
         ops_alias = _ops_alias(ctx)
         for subject in cell_subjects(ctx):
-            info = returns_of(subject.fn)
+            info = returns_of(subject.fn, ctx.program)
             if info is None:
                 continue
             params = [p.name for p in subject.fn.params if p.kind in ("positional", "posonly")]

@@ -31,7 +31,7 @@ class TupleDout(Rule):
             fn = site.function
             if fn is None or fn.node.type != "funcdef" or site.construct is None or site.construct.node.type != "funcdef":
                 continue
-            outs = returns_of(site.construct)
+            outs = returns_of(site.construct, ctx.program)
             if outs is None or not outs.returns or any(r.shape.kind != "tuple" or r.shape.length < 2 for r in outs.returns):
                 continue
             params = [q.name for q in fn.params if q.kind in ("positional", "posonly")]
@@ -51,7 +51,7 @@ class TupleDout(Rule):
                     break
             n_inputs = len(site.inputs) if site.inputs is not None else None
             if hit is None and n_inputs is not None and n_inputs < outs.returns[0].shape.length:
-                info = returns_of(fn)
+                info = returns_of(fn, ctx.program)
                 for r in info.returns if info else ():
                     value = r.stmt.children[1] if r.stmt.type == "return_stmt" and len(r.stmt.children) > 1 else None
                     if value is not None and value.type == "name" and value.value == dout:

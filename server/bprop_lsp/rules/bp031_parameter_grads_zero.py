@@ -33,7 +33,7 @@ class ParameterGradsZero(Rule):
             v = view(ctx, site)
             if v is None or site.construct is None or not site.inputs:
                 continue  # without inputs the bprop exists only for its side: nothing to warn about (case 073)
-            info = returns_of(v.fn) if v.fn.node.type == "funcdef" else None
+            info = returns_of(v.fn, ctx.program) if v.fn.node.type == "funcdef" else None
             dict_return = info is not None and any(
                 r.shape.kind == "tuple" and any(i.type == "atom" and i.children[0] == "{" for i in r.shape.items)
                 for r in info.returns)

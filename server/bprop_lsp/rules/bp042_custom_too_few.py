@@ -25,7 +25,7 @@ class CustomTooFew(Rule):
 
     def check(self, ctx: Context):
         for subject in custom_subjects(ctx):
-            info = returns_of(subject.fn)
+            info = returns_of(subject.fn, ctx.program)
             if info is None:
                 continue
             for r in info.returns:
