@@ -208,3 +208,54 @@ def test_checking_many_fixes_stays_incremental():
     analysis = analyze("from mindspore import nn\n" + body)
     assert len(analysis.findings) == 60 and all(f.fix is not None for f in analysis.findings)
     assert analysis.rejected_fixes == []
+
+
+def test_self_referencing_body_does_not_recurse_forever():
+    """Issue 12: `dx = dx * 2; return dx` compiles and used to raise RecursionError in the return classifier."""
+    code = (
+        "from mindspore import nn\n"
+        "class C(nn.Cell):\n"
+        "    def construct(self, x, y):\n"
+        "        return x * y\n"
+        "    def bprop(self, x, y, out, dout):\n"
+        "        dx = dx * 2\n"
+        "        dy = dx + dy\n"
+        "        return dx\n"
+    )
+    findings = analyze(code).findings
+    # A bare value for two inputs is still reported: the classifier ended, it did not give up on the file.
+    assert [f.code for f in findings] == ["BP020"]
+
+
+def test_mutually_recursive_helpers_end():
+    code = (
+        "from mindspore import nn\n"
+        "def f(d):\n    return g(d)\n"
+        "def g(d):\n    return f(d)\n"
+        "class C(nn.Cell):\n"
+        "    def construct(self, x):\n        return x\n"
+        "    def bprop(self, x, out, dout):\n        return f(dout)\n"
+    )
+    assert analyze(code).findings == []
+
+
+def test_a_rule_that_raises_costs_only_its_own_findings(monkeypatch, caplog):
+    from bprop_lsp.rules import RULES_BY_CODE
+
+    def boom(self, ctx):
+        raise RuntimeError("rule bug")
+        yield  # pragma: no cover
+
+    monkeypatch.setattr(type(RULES_BY_CODE["BP020"]), "check", boom)
+    code = (
+        "from mindspore import nn\n"
+        "class C(nn.Cell):\n"
+        "    def construct(self, x, y):\n        return x * y\n"
+        "    def bprop(self, x, y, out):\n        return dout\n"
+    )
+    with caplog.at_level("WARNING"):
+        codes = [f.code for f in analyze(code).findings]
+        analyze(code)
+    assert "BP001" in codes and "BP020" not in codes
+    failures = [r for r in caplog.records if "BP020 failed" in r.getMessage()]
+    assert len(failures) <= 1

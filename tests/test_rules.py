@@ -36,6 +36,8 @@ def test_invalid_example_is_reported(rule, example):
     others = {f.code for f in findings} - {rule.code} - set(example.also)
     assert not others, f"unexpected extra findings {others}"
     finding = own[0]
+    if example.line is not None:
+        assert finding.span.start.line + 1 == example.line, (finding.span, finding.message)
     assert finding.url.endswith(f"#{rule.code.lower()}-{rule.name}")
     if example.fixed is None:
         return

@@ -151,7 +151,44 @@ class Context:
                 continue
             seen.add(key)
             sites.append(CellSite(cls, bprop, construct, resolved, modes, external))
-        return sites
+        shadowed = self._shadowed_classes(sites)
+        return [site for site in sites if site.cls not in shadowed]
+
+    def _shadowed_classes(self, sites: list[CellSite]) -> set:
+        """Cells whose bprop MindSpore never calls: every use of the class in the file is a child cell
+        (``self.q = Quantize()``) of a Cell whose own custom bprop replaces the backward of its whole subtree
+        (bprop-rules.md, further behaviours 10). Any other mention of the name (another call, a base list, a
+        string) keeps the cell checked."""
+        import re
+
+        p = self.program
+        with_bprop = {id(site.cls) for site in sites if site.modes == frozenset({"graph", "pynative"})}
+        result = set()
+        for site in sites:
+            cls = site.cls
+            name = cls.name
+            if len(p.classes_by_name.get(name, [])) != 1:
+                continue
+            mentions = len(re.findall(rf"(?<![\w.]){re.escape(name)}\b", p.text))
+            uses = p.nodes_matching(name, ("expr_stmt",))
+            if not uses or mentions != len(uses) + 1:
+                continue
+            ok = True
+            for stmt in uses:
+                value = stmt.children[-1] if len(stmt.children) == 3 and stmt.children[1] == "=" else None
+                target = stmt.children[0]
+                c = call_of(value) if value is not None else None
+                if c is None or c[0] != name or not (dotted(target) or "").startswith("self."):
+                    ok = False
+                    break
+                owner_node = stmt.search_ancestor("classdef")
+                owner = next((k for k in p.classes if k.node is owner_node), None)
+                if owner is None or owner is cls or id(owner) not in with_bprop:
+                    ok = False
+                    break
+            if ok:
+                result.add(cls)
+        return result
 
     def resolve_member(self, member: Member) -> Resolved | None:
         """What a class-body binding evaluates to when looked up on an instance."""

@@ -117,7 +117,7 @@ def classify(node, fn: Function, assignments: dict, depth: int = 0, program=None
     if t in ("number", "string", "strings"):
         return Shape("value", node=node)
     if t == "name":
-        values = assignments.get(node.value)
+        values = [v for v in assignments.get(node.value, ()) if v is not AUGMENTED]
         if values and len(values) == 1 and values[0] is not None and not _contains(values[0], node):
             inner = classify(values[0], fn, assignments, depth + 1, program)
             inner.via_name = node
@@ -368,6 +368,10 @@ def _is_arith(node, fn, assignments, depth: int = 0, program=None) -> bool:
     return True
 
 
+# Marks a name's augmented assignment (``grads += (dx,)``) in local_assignments: classify counts those entries.
+AUGMENTED = object()
+
+
 def local_assignments(fn: Function) -> dict:
     """name -> right-hand sides of plain ``name = value`` statements in the function's own body.
 
@@ -387,7 +391,7 @@ def local_assignments(fn: Function) -> dict:
                             result.setdefault(n, []).append(None)
             elif len(children) >= 2 and children[1].type == "operator" and children[1].value.endswith("="):
                 if children[0].type == "name":
-                    result.setdefault(children[0].value, []).append(None)
+                    result.setdefault(children[0].value, []).append(AUGMENTED)
             elif len(children) >= 2 and children[1].type == "annassign":
                 ann = children[1]
                 if children[0].type == "name" and len(ann.children) >= 4:

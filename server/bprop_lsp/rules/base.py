@@ -6,6 +6,7 @@ rule documentation (``bprop-lsp rule BP001``, docs/rules.md), so they cannot dri
 """
 from __future__ import annotations
 
+import textwrap
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, Iterator
 
@@ -36,6 +37,13 @@ class Invalid:
     note: str = ""
     # Rule codes this example may also raise besides the rule's own (e.g. a warning of a sibling rule).
     also: tuple[str, ...] = ()
+    # 1-based line where the finding must start (None: not asserted).
+    line: int | None = None
+
+
+def example(text: str) -> str:
+    """An example program written as an indented triple-quoted string in the rule module."""
+    return textwrap.dedent(text).lstrip("\n")
 
 
 @dataclass

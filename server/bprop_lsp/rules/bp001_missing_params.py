@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ..engine.context import Context
-from .base import BOTH, GRAPH, Draft, Invalid, Rule, Valid
+from .base import example, BOTH, GRAPH, Draft, Invalid, Rule, Valid
 from ._signature import arity_applies, construct_related, counts, def_span, missing_params_fix, view
 
 
@@ -16,6 +16,62 @@ class MissingParams(Rule):
     )
     fix_title = "Add the missing trailing parameters"
     valid = (
+        Valid(example("""
+            import os
+            from mindspore import nn
+
+            class Clip(nn.Cell):
+                def construct(self, x):
+                    return x
+                if os.environ.get("V2"):
+                    def bprop(self, x, out):
+                        return (out,)
+                else:
+                    def bprop(self, x, out, dout):
+                        return (dout,)
+            """), "which branch runs is unknown: no finding may rest on a definition the other branch replaces"),
+        Valid(example("""
+            from typing import TYPE_CHECKING
+            from mindspore import nn
+
+            class Clip(nn.Cell):
+                def construct(self, x):
+                    return x
+                if TYPE_CHECKING:
+                    def bprop(self, x): ...
+                def bprop(self, x, out, dout):
+                    return (dout,)
+            """), "a TYPE_CHECKING stub is never defined"),
+        Valid(example("""
+            from mindspore import nn, ops
+
+            class Quantize(nn.Cell):
+                def construct(self, x):
+                    return ops.round(x * 4) / 4
+                def bprop(self, x, out):
+                    return (ops.ones_like(x),)
+
+            class QuantBlock(nn.Cell):
+                def __init__(self):
+                    super().__init__()
+                    self.q = Quantize()
+                def construct(self, x):
+                    return self.q(x) * 3.0
+                def bprop(self, x, out, dout):
+                    return (dout * 3.0,)
+            """), "the outer cell's bprop replaces the backward of its subtree: the inner bprop is never called"),
+        Valid(example("""
+            from mindspore import nn, ops
+
+            class Round(nn.Cell):
+                def construct(self, x):
+                    return ops.round(x)
+                def _back(self, x, out, dout):
+                    return (dout,)
+                @property
+                def bprop(self):
+                    return self._back
+            """), "a property returning a bound method of the right shape"),
         Valid("from mindspore import nn\nclass MulAdd(nn.Cell):\n    def construct(self, x, y):\n        return 2 * x + y\n"
               "    def bprop(self, x, y, out, dout):\n        return 2 * dout, dout\n"),
         Valid("from mindspore import nn\nclass Renamed(nn.Cell):\n    def construct(self, x):\n        return x\n"
@@ -24,6 +80,92 @@ class MissingParams(Rule):
               "    def bprop(self, x, out, dout):\n        return (dout,)\n", "*inputs: the count depends on the call"),
     )
     invalid = (
+        Invalid(example("""
+            from mindspore import nn, ops
+
+            def _straight_through(self, x, out):
+                return (ops.ones_like(x),)
+
+            class Binarize(nn.Cell):
+                def construct(self, x):
+                    return ops.sign(x)
+                bprop = _straight_through
+            """), line=3, note="a module function bound in the class body is the bprop, called with self"),
+        Invalid(example("""
+            from mindspore import nn
+
+            class Identity(nn.Cell):
+                def construct(self, x):
+                    return x
+                def backward(ctx, grad_output):
+                    return (grad_output,)
+                bprop = backward
+            """), line=6, note="a torch-style backward(ctx, grad) aliased as bprop lacks the inputs, out and dout"),
+        Invalid(example("""
+            from mindspore import nn
+
+            Base = nn.Cell
+
+            class Scale(Base):
+                def construct(self, x):
+                    return x
+                def bprop(self, x, out, dout):
+                    return (dout,)
+
+            class Shifted(Scale):
+                def construct(self, x, bias):
+                    return x + bias
+            """), line=8, note="base-class alias; the inherited bprop no longer matches the subclass construct"),
+        Invalid(example("""
+            from mindspore import nn, ops
+
+            def make_bprop(scale):
+                def bprop(self, x, out):
+                    return (ops.ones_like(x) * scale,)
+                return bprop
+
+            class Quant(nn.Cell):
+                def construct(self, x):
+                    return ops.round(x)
+                bprop = make_bprop(0.5)
+            """), line=4, note="the function a factory returns is the bprop"),
+        Invalid(example("""
+            from mindspore import nn
+
+            USE_V2 = True
+
+            class Clip(nn.Cell):
+                def construct(self, x):
+                    return x
+                if USE_V2:
+                    def bprop(self, x, out):
+                        return (out,)
+                else:
+                    def bprop(self, x, out, dout):
+                        return (dout,)
+            """), line=9, note="a class-body `if` on a module constant: only the taken branch is defined"),
+        Invalid(example("""
+            from mindspore import nn
+
+            class Clip(nn.Cell):
+                def __init__(self):
+                    super().__init__()
+                    self.bprop = self._clip_bprop
+                def construct(self, x):
+                    return x * 2.0
+                def _clip_bprop(self, x, out):
+                    return (out,)
+            """), line=9, note="a bound method assigned to self.bprop is used by GRAPH (only), arity check included",
+                also=("BP011",)),
+        Invalid(example("""
+            from mindspore import nn, ops
+
+            class LogCosh(nn.Cell):
+                def construct(self, x):
+                    return ops.log(ops.cosh(x))
+                def bprop(self, x, out, *, dout):
+                    return (dout * ops.tanh(x),)
+            """), line=6, note="a keyword-only dout: MindSpore passes every argument positionally"),
         Invalid("from mindspore import nn\nclass MulAdd(nn.Cell):\n    def construct(self, x, y):\n        return 2 * x + y\n"
                 "    def bprop(self, x, y, out):\n        return 2 * out, out\n",
                 fixed="from mindspore import nn\nclass MulAdd(nn.Cell):\n    def construct(self, x, y):\n        return 2 * x + y\n"

@@ -4,7 +4,7 @@ from __future__ import annotations
 from ..engine.context import Context
 from ..engine.model import Edit, Fix
 from ..engine.param_edits import insert_after
-from .base import NEVER, Draft, Invalid, Rule, Valid
+from .base import example, NEVER, Draft, Invalid, Rule, Valid
 from ._signature import def_span, view
 
 
@@ -35,6 +35,17 @@ class StaticMethodBprop(Rule):
               "        return (self.helper(dout),)\n", "a staticmethod helper that is not the bprop"),
     )
     invalid = (
+        Invalid(example("""
+            from mindspore import nn, ops
+
+            def _clip_grad(x, out, dout):
+                return (ops.clip_by_value(dout, -0.1, 0.1),)
+
+            class GradClip(nn.Cell):
+                def construct(self, x):
+                    return x * 1.0
+                bprop = staticmethod(_clip_grad)
+            """), line=3, note="`bprop = staticmethod(f)` binds like the decorator"),
         Invalid("from mindspore import nn, ops\nclass R(nn.Cell):\n    def construct(self, x):\n        return ops.round(x)\n"
                 "    @staticmethod\n    def bprop(x, out, dout):\n        return (dout,)\n",
                 fixed="from mindspore import nn, ops\nclass R(nn.Cell):\n    def construct(self, x):\n        return ops.round(x)\n"

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from ..engine.context import Context
+from ..engine.program import dotted
 from .base import NEVER, Draft, Invalid, Rule, Valid
 from ._parameters import _self_assignments
 
@@ -31,6 +32,14 @@ class InstanceAttributeBprop(Rule):
                 if attr != "bprop":
                     continue
                 target = stmt.children[0]
+                text = dotted(value) or ""
+                if text.startswith("self.") and text.count(".") == 1:
+                    yield Draft(p.span(target),
+                                f"self.bprop = {text} in {cls.name}: GRAPH_MODE uses this bound method as the custom "
+                                f"bprop but PYNATIVE_MODE ignores it (Cell.__init__ already decided has_bprop), so the "
+                                f"modes compute different gradients; define `def bprop(self, ..., out, dout)` on the class",
+                                fails_in=NEVER, noqa_line=stmt.start_pos[0] - 1)
+                    continue
                 yield Draft(p.span(target),
                             f"self.bprop assigned on an instance of {cls.name} is ignored as a custom bprop "
                             f"(Cell.__init__ already decided has_bprop); define `def bprop(self, ..., out, dout)` "

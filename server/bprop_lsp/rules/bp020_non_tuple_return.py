@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ..engine.context import Context
 from ..engine.model import Edit, Fix
-from .base import NEVER, BOTH, GRAPH, Draft, Invalid, Rule, Valid
+from .base import example, NEVER, BOTH, GRAPH, Draft, Invalid, Rule, Valid
 from ._returns import anchor_span, cell_subjects, return_related, returns_of
 
 
@@ -22,6 +22,31 @@ class NonTupleReturn(Rule):
               "    def bprop(self, x, y, out, dout):\n        grads = [dout, dout]\n        return tuple(grads)\n"),
     )
     invalid = (
+        Invalid(example("""
+            from mindspore import nn
+
+            def _masked_grad(dout, mask):
+                return dout * mask
+
+            class MaskedFill(nn.Cell):
+                def construct(self, x, mask):
+                    return x * mask
+                def bprop(self, x, mask, out, dout):
+                    return _masked_grad(dout, mask)
+            """), line=9, note="a helper of the file returning one Tensor, for two inputs"),
+        Invalid(example("""
+            from mindspore import nn, ops
+
+            class OptionalClip(nn.Cell):
+                def __init__(self, clip=True):
+                    super().__init__()
+                    self.clip = clip
+                def construct(self, x):
+                    return x * 2.0
+                def bprop(self, x, out, dout):
+                    if self.clip:
+                        return (ops.clip_by_value(dout * 2.0, -1.0, 1.0),)
+            """), line=9, note="a path that reaches the end of the body returns None"),
         Invalid("from mindspore import nn\nclass Sq(nn.Cell):\n    def construct(self, x):\n        return x * x\n"
                 "    def bprop(self, x, out, dout):\n        return 2 * x * dout\n",
                 fixed="from mindspore import nn\nclass Sq(nn.Cell):\n    def construct(self, x):\n        return x * x\n"

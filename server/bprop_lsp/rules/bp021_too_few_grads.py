@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ..engine.context import Context
-from .base import BOTH, GRAPH, Draft, Invalid, Rule, Valid
+from .base import example, BOTH, GRAPH, Draft, Invalid, Rule, Valid
 from ._returns import anchor_span, cell_subjects, is_nested_tuple, return_related, returns_of
 
 
@@ -15,10 +15,44 @@ class TooFewGrads(Rule):
                       "its corresponding primal function: k vs. n. PYNATIVE: RuntimeError: Grad size should lager "
                       "than forward inputs, but got k vs n.")
     valid = (
+        Valid(example("""
+            from mindspore import nn, ops
+
+            class Swap(nn.Cell):
+                def __init__(self, flip=False):
+                    super().__init__()
+                    self.flip = flip
+                def construct(self, a, b):
+                    return a - b
+                def bprop(self, a, b, out, dout):
+                    grads = (dout,)
+                    grads = grads + (-dout,)
+                    return (grads[1], grads[0]) if self.flip else grads
+            """), "concatenation and a conditional expression of equal lengths"),
         Valid("from mindspore import nn, ops\nclass P(nn.Cell):\n    def construct(self, x, n):\n        return x ** n\n"
               "    def bprop(self, x, n, out, dout):\n        return dout * n * x ** (n - 1), ops.zeros_like(n)\n"),
     )
     invalid = (
+        Invalid(example("""
+            from mindspore import nn, ops
+
+            class A(nn.Cell):
+                def construct(self, a, b, c):
+                    return a * b + c
+                def bprop(self, a, b, c, out, dout):
+                    grads = (dout * b,)
+                    grads += (dout * a,)
+                    return grads
+            """), line=6, note="`grads += (...)` counted: 2 gradients for 3 inputs"),
+        Invalid(example("""
+            from mindspore import nn
+
+            class A(nn.Cell):
+                def construct(self, a, b, c):
+                    return a * b + c
+                def bprop(self, a, b, c, out, dout):
+                    return tuple([dout * b, dout * a])
+            """), line=6, note="tuple() of a list display"),
         Invalid("from mindspore import nn\nclass A(nn.Cell):\n    def construct(self, a, b, c):\n        return a * b + c\n"
                 "    def bprop(self, a, b, c, out, dout):\n        return dout * b, dout * a\n"),
         Invalid("from mindspore import nn\nclass N(nn.Cell):\n    def construct(self, x, y):\n        return x - y\n"

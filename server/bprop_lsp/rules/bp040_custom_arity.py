@@ -5,7 +5,7 @@ from ..engine.context import Context, Signature
 from ..engine.model import Related
 from ..engine.param_edits import fresh, insert_after, is_dout_like, is_out_like, used_names
 from ..engine.model import Fix
-from .base import BOTH, GRAPH, Draft, Invalid, Rule, Valid
+from .base import example, BOTH, GRAPH, Draft, Invalid, Rule, Valid
 
 
 class CustomArity(Rule):
@@ -22,6 +22,45 @@ class CustomArity(Rule):
               "                bprop=softplus_bprop)\n"),
     )
     invalid = (
+        Invalid(example("""
+            import mindspore.ops as ops
+
+            def cube_np(x):
+                return x ** 3
+
+            def cube_bprop(ctx, x, out, dout):
+                return (3 * x * x * dout,)
+
+            op = ops.Custom(cube_np, lambda s: s, lambda t: t, "pyfunc", cube_bprop)
+            """), line=6, note="bprop as Custom's fifth positional argument"),
+        Invalid(example("""
+            from mindspore.ops import Custom
+
+            def leaky_np(x):
+                return x
+
+            def make_bprop(alpha):
+                def leaky_bprop(x, out):
+                    return (x * alpha,)
+                return leaky_bprop
+
+            backward_fn = make_bprop(0.1)
+            leaky = Custom(leaky_np, out_shape=lambda s: s, out_dtype=lambda t: t, func_type="pyfunc", bprop=backward_fn)
+            """), line=7, note="a factory's result through a variable"),
+        Invalid(example("""
+            from mindspore import ops
+
+            def square(x):
+                return x * x
+
+            def square_bprop(x, out):
+                return (2 * x,)
+
+            def build_op(fn, bprop):
+                return ops.Custom(fn, out_shape=lambda s: s, out_dtype=lambda t: t, func_type="pyfunc", bprop=bprop)
+
+            op = build_op(square, bprop=square_bprop)
+            """), line=6, note="followed into a project helper that builds the Custom op"),
         Invalid("import numpy as np\nfrom mindspore import nn, ops\n\ndef gelu_np(x):\n    return x\n\n"
                 "def gelu_bprop(x, out):\n    return (out * 0 + 1,)\n\n"
                 "op = ops.Custom(gelu_np, out_shape=lambda s: s, out_dtype=lambda t: t, func_type='pyfunc',\n"
