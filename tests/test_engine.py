@@ -259,3 +259,55 @@ def test_a_rule_that_raises_costs_only_its_own_findings(monkeypatch, caplog):
     assert "BP001" in codes and "BP020" not in codes
     failures = [r for r in caplog.records if "BP020 failed" in r.getMessage()]
     assert len(failures) <= 1
+
+
+def _severities(code: str) -> dict[str, str]:
+    return {f.code: f.severity.name.lower() for f in analyze(code).findings}
+
+
+_PARAM_CELL = (
+    "import mindspore as ms\n"
+    "from mindspore import nn, ops, Parameter, Tensor\n"
+    "class {name}(nn.Cell):\n"
+    "    def __init__(self):\n"
+    "        super().__init__()\n"
+    "        self.w = Parameter(Tensor(1.0), name='w')\n"
+    "    def construct(self, x):\n"
+    "        return x * self.w\n"
+    "    def bprop(self, x, out, dout):\n"
+    "        return (dout * self.w,)\n"
+)
+
+
+def test_mode_is_the_one_set_where_the_cell_runs():
+    """Further behaviours 30: a set_context inside the function that runs the network beats the module's."""
+    code = (_PARAM_CELL.format(name="InPynative") + _PARAM_CELL.format(name="InGraph").split("\n", 2)[2]
+            + "ms.set_context(mode=ms.GRAPH_MODE)\n"
+            "def test_pynative():\n"
+            "    ms.set_context(mode=ms.PYNATIVE_MODE)\n"
+            "    return ms.grad(InPynative())(Tensor(1.0))\n"
+            "def test_graph():\n"
+            "    ms.set_context(mode=ms.GRAPH_MODE)\n"
+            "    return ms.grad(InGraph())(Tensor(1.0))\n")
+    by_class = {}
+    for f in analyze(code).findings:
+        if f.code == "BP030":
+            by_class["InPynative" if "InPynative" in f.message or f.span.start.line < 12 else "InGraph"] = f.severity.name
+    assert by_class == {"InPynative": "INFO", "InGraph": "ERROR"}, by_class
+
+
+def test_jit_elsewhere_does_not_switch_to_graph_rules():
+    """Further behaviours 31: @jit on construct leaves PYNATIVE's rules; a gradient inside @jit does not."""
+    cell = (
+        "import mindspore as ms\n"
+        "from mindspore import nn\n"
+        "class C(nn.Cell):\n"
+        "    @ms.jit\n"
+        "    def construct(self, x):\n"
+        "        return x\n"
+        "    def bprop(self, *args):\n"
+        "        return (args[-1],)\n"
+    )
+    assert _severities(cell) == {"BP003": "warning"}
+    train = cell + "@ms.jit\ndef step(x):\n    return ms.grad(C())(x)\n"
+    assert _severities(train) == {"BP003": "error"}

@@ -157,7 +157,7 @@ def _analyze_module(module, text: str, settings: Settings, with_syntax_errors: b
             codes = noqa.get(noqa_line)
             if codes is not None and (not codes or rule.code in codes):
                 continue
-            severity, message = _severity(draft.fails_in, evidence, draft.message)
+            severity, message = _severity(draft.fails_in, _evidence_at(ctx, settings, draft.span, evidence), draft.message)
             findings.append(
                 Finding(
                     code=rule.code,
@@ -222,6 +222,36 @@ def _mode_evidence(ctx: Context, settings: Settings) -> frozenset | None:
     return frozenset(modes) or None
 
 
+def _evidence_at(ctx: Context, settings: Settings, span, file_evidence: frozenset | None) -> frozenset | None:
+    """The modes a finding's cell runs in. The mode in effect is the one where the network runs: a
+    ``set_context`` inside the function that uses the cell beats the module's (bprop-rules.md, further
+    behaviours 30). When functions of the file set different modes, only those that use the cell count."""
+    if settings.mode in ("graph", "pynative"):
+        return file_evidence
+    scoped = ctx.__dict__.get("_mode_scopes")
+    if scoped is None:
+        scoped = ctx.__dict__["_mode_scopes"] = ctx.program.mode_settings()
+    in_functions = [(fn, mode) for fn, mode in scoped if fn is not None]
+    if len({mode for _, mode in in_functions}) < 2:
+        return file_evidence
+    p = ctx.program
+    leaf = p.module.get_leaf_for_position((span.start.line + 1, span.start.column))
+    cls = leaf.search_ancestor("classdef") if leaf is not None else None
+    if cls is None:
+        return None
+    name = cls.name.value
+    module_modes = {mode for fn, mode in scoped if fn is None}
+    modes: set = set()
+    for fn, mode in in_functions:
+        if name in fn.get_code():
+            modes.add(mode)
+    if not modes:
+        modes = module_modes
+    if file_evidence and "graph" in file_evidence and _uses_jit(ctx):
+        modes.add("graph")
+    return frozenset(modes) or None
+
+
 def _uses_jit(ctx: Context) -> bool:
     from .program import JIT_NAMES
 
@@ -234,8 +264,15 @@ def _uses_jit(ctx: Context) -> bool:
                 continue
             for name in fn.decorator_names:
                 if name and p.is_mindspore(p.resolve_dotted(name), JIT_NAMES, bare=("jit", "ms.jit", "ms_function")):
-                    return True
+                    # @jit elsewhere (even on the cell's construct) leaves PYNATIVE's rules in force; a gradient
+                    # taken inside a @jit function follows GRAPH's (bprop-rules.md, further behaviours 31).
+                    if _takes_gradient(fn.node.get_code()):
+                        return True
     return False
+
+
+def _takes_gradient(code: str) -> bool:
+    return any(word in code for word in ("grad", "Grad", "vjp", "jvp", "TrainOneStep"))
 
 
 def _severity(fails_in: frozenset, evidence: frozenset | None, message: str) -> tuple[Severity, str]:

@@ -76,25 +76,50 @@ class CellSite:
     def function(self) -> Function | None:
         return self.resolved.function if self.resolved is not None else None
 
+    # Positional argument counts of the file's calls of this cell (set only when construct's signature leaves
+    # the count open: *inputs or defaults); None when no call can be read.
+    call_counts: frozenset | None = None
+
     @cached_property
     def inputs(self) -> list[str] | None:
-        """Names of the forward inputs MindSpore passes (None: cannot be told, e.g. ``*args``)."""
+        """Names of the forward inputs MindSpore passes (None: cannot be told, e.g. ``*args`` never called)."""
         if self.construct is None:
             return None
         sig = Signature(self.construct, skip_self=True)
-        if sig.vararg is not None or sig.varkw is not None:
+        if sig.varkw is not None:
             return None
-        return [p.name for p in sig.positional]
+        names = [p.name for p in sig.positional]
+        if sig.vararg is not None:
+            n = self._single_count()
+            if n is None or n < len(names):
+                return None
+            return names + [f"{sig.vararg.name}_{i}" for i in range(n - len(names))]
+        return names
 
     @cached_property
     def input_range(self) -> tuple[int, int] | None:
-        """(fewest, most) inputs a call can pass: defaulted construct params may be left out in GRAPH mode."""
+        """(fewest, most) inputs a call can pass: defaulted construct params may be left out in GRAPH mode. The
+        file's calls settle it: a defaulted input every call passes is an input (further behaviours 18), and
+        ``construct(self, *inputs)`` takes as many as the calls pass (19)."""
         if self.construct is None:
             return None
         sig = Signature(self.construct, skip_self=True)
-        if sig.vararg is not None or sig.varkw is not None:
+        if sig.varkw is not None:
             return None
-        return len(sig.required_positional), len(sig.positional)
+        if sig.vararg is not None:
+            n = self._single_count()
+            if n is None or n < len(sig.positional):
+                return None
+            return n, n
+        lo, hi = len(sig.required_positional), len(sig.positional)
+        if lo != hi and self._single_count() == hi:
+            return hi, hi
+        return lo, hi
+
+    def _single_count(self) -> int | None:
+        if not self.call_counts or len(self.call_counts) != 1:
+            return None
+        return next(iter(self.call_counts))
 
     @property
     def owner_label(self) -> str:
@@ -150,7 +175,12 @@ class Context:
             if key in seen:
                 continue
             seen.add(key)
-            sites.append(CellSite(cls, bprop, construct, resolved, modes, external))
+            site = CellSite(cls, bprop, construct, resolved, modes, external)
+            if construct is not None:
+                sig = Signature(construct, skip_self=True)
+                if sig.vararg is not None or len(sig.required_positional) != len(sig.positional):
+                    site.call_counts = self._call_counts(cls)
+            sites.append(site)
         shadowed = self._shadowed_classes(sites)
         return [site for site in sites if site.cls not in shadowed]
 
@@ -189,6 +219,14 @@ class Context:
             if ok:
                 result.add(cls)
         return result
+
+    def _call_counts(self, cls: ClassInfo) -> frozenset | None:
+        counts = set()
+        for call in self.call_index.sites(cls):
+            if call.has_star or call.keywords:
+                return None  # a count we cannot read: the calls do not settle it
+            counts.add(len(call.positional))
+        return frozenset(counts) or None
 
     def resolve_member(self, member: Member) -> Resolved | None:
         """What a class-body binding evaluates to when looked up on an instance."""

@@ -518,6 +518,24 @@ class Program:
                 return None
         return None
 
+    def mode_settings(self) -> list[tuple[object, str]]:
+        """Every ``set_context(mode=...)`` of the file: (the function it runs in, or None at module level; mode)."""
+        found = []
+        for node in self.nodes_matching("set_context", ("power", "atom_expr")):
+            c = call_of(node)
+            if not c or not c[0] or not c[0].endswith("set_context"):
+                continue
+            _, kwargs, _ = call_arguments(c[1])
+            mode = kwargs.get("mode")
+            if mode is None:
+                continue
+            code = mode.get_code().strip()
+            value = "graph" if code.endswith("GRAPH_MODE") or code == "0" else (
+                "pynative" if code.endswith("PYNATIVE_MODE") or code == "1" else None)
+            if value is not None:
+                found.append((node.search_ancestor("funcdef"), value))
+        return found
+
     def mode_hint(self) -> str | None:
         """"graph"/"pynative" when the file sets the execution mode, else None."""
         found = None

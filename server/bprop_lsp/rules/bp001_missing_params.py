@@ -81,6 +81,29 @@ class MissingParams(Rule):
     )
     invalid = (
         Invalid(example("""
+            from mindspore import nn
+
+            class Sum(nn.Cell):
+                def construct(self, *inputs):
+                    return inputs[0] + inputs[1]
+                def bprop(self, a, out):
+                    return (out, out)
+
+            net = Sum()
+            y = net(1.0, 2.0)
+            """), line=6, note="construct(*inputs): the file's calls pass two inputs"),
+        Invalid(example("""
+            from mindspore import nn
+
+            class Scale(nn.Cell):
+                def construct(self, x, scale=None):
+                    return x * scale
+                def bprop(self, x, out, dout):
+                    return (dout,)
+
+            y = Scale()(1.0, 2.0)
+            """), line=6, note="a defaulted input that every call passes is an input"),
+        Invalid(example("""
             from mindspore import nn, ops
 
             def _straight_through(self, x, out):
