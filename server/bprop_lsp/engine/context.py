@@ -220,6 +220,33 @@ class Context:
                 result.add(cls)
         return result
 
+    def non_tensor_inputs(self, site: CellSite) -> set[int]:
+        """Indices of construct inputs that are evidently not Tensors — annotated or defaulted as a Python number,
+        string, bool or sequence, passed only such literals by the file's calls, or used as ``range(n)``. A ``None``
+        gradient for them is the PyTorch habit, not a divergence (issue: values)."""
+        if site.construct is None or site.inputs is None:
+            return set()
+        sig = Signature(site.construct, skip_self=True)
+        result = set()
+        calls = [c for c in self.call_index.sites(site.cls) if not c.has_star]
+        code = site.construct.body.get_code()
+        for i, param in enumerate(sig.positional):
+            ann = param.node.annotation
+            if ann is not None and (dotted(ann) or ann.get_code()).strip().split("[")[0].rsplit(".", 1)[-1] in _PY_TYPES:
+                result.add(i)
+                continue
+            default = param.node.default
+            if default is not None and _is_python_literal(default):
+                result.add(i)
+                continue
+            passed = [c.positional[i] if i < len(c.positional) else c.keywords.get(param.name) for c in calls]
+            if passed and all(a is not None and _is_python_literal(a) for a in passed):
+                result.add(i)
+                continue
+            if f"range({param.name})" in code:
+                result.add(i)
+        return result
+
     def _call_counts(self, cls: ClassInfo) -> frozenset | None:
         counts = set()
         for call in self.call_index.sites(cls):
@@ -429,6 +456,23 @@ def _bind_custom_arguments(positional: list, keywords: dict) -> dict:
     bound = {name: value for name, value in zip(_CUSTOM_PARAMS, positional)}
     bound.update({k: v for k, v in keywords.items() if k in _CUSTOM_PARAMS})
     return bound
+
+
+_PY_TYPES = {"int", "float", "bool", "str", "tuple", "list", "Tuple", "List", "Sequence", "bytes"}
+
+
+def _is_python_literal(node) -> bool:
+    """A number, string, bool or a tuple/list display (of anything): not a Tensor."""
+    t = node.type
+    if t in ("number", "string", "strings"):
+        return True
+    if t == "keyword":
+        return node.value in ("True", "False")
+    if t == "factor" and node.children[-1].type == "number":
+        return True
+    if t == "atom" and node.children[0] in ("(", "["):
+        return not (node.children[0] == "(" and len(node.children) == 3 and node.children[1].type != "testlist_comp")
+    return False
 
 
 def _is_none(node) -> bool:

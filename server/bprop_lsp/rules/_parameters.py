@@ -1,7 +1,7 @@
 """Which attributes of a Cell are MindSpore ``Parameter``s, read from ``__init__`` assignments."""
 from __future__ import annotations
 
-from ..engine.program import PARAMETER_NAMES, ClassInfo, call_of, iter_own_nodes
+from ..engine.program import PARAMETER_NAMES, ClassInfo, call_arguments, call_of, iter_own_nodes
 
 # Parameters that MindSpore's built-in layers create (nn.Dense.weight, nn.BatchNorm2d.gamma, ...).
 LAYER_PARAMETERS = {"weight", "bias", "gamma", "beta", "embedding_table", "moving_mean", "moving_variance"}
@@ -35,6 +35,29 @@ def parameter_attrs(ctx, cls: ClassInfo) -> dict[str, object]:
             if c and c[0] and p.is_mindspore(p.resolve_dotted(c[0]), PARAMETER_NAMES, bare=("Parameter", "ms.Parameter")):
                 result[attr] = stmt
     return result
+
+
+def trainable_parameter_attrs(ctx, cls: ClassInfo) -> dict[str, object]:
+    """Like parameter_attrs, without Parameters created with ``requires_grad=False``: a frozen Parameter is not in
+    trainable_params() and gets no gradient at all (bprop-rules.md, further behaviours 25)."""
+    result = {}
+    for attr, stmt in parameter_attrs(ctx, cls).items():
+        c = call_of(stmt.children[-1])
+        if c is not None:
+            _, keywords, _ = call_arguments(c[1])
+            flag = keywords.get("requires_grad")
+            if flag is not None and flag.type == "keyword" and flag.value == "False":
+                continue
+        result[attr] = stmt
+    return result
+
+
+def sets_internal_params(ctx, cls: ClassInfo) -> bool:
+    """``self.internal_params = [...]`` in the class or a base: PYNATIVE then honours a ``{Parameter: grad}`` dict
+    returned by the bprop (further behaviours 24)."""
+    p = ctx.program
+    return any(attr == "internal_params" for k in p.mro(cls) if not isinstance(k, str)
+               for attr, _, _ in _self_assignments(ctx, k))
 
 
 def child_cells(ctx, cls: ClassInfo) -> dict[str, object]:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ..engine.context import Context
 from ..engine.model import Applicability, Edit, Fix
-from .base import NEVER, Draft, Invalid, Rule, Valid
+from .base import example, NEVER, Draft, Invalid, Rule, Valid
 from ._returns import anchor_span, cell_subjects, return_related, returns_of
 
 
@@ -15,6 +15,26 @@ class NoneGradient(Rule):
     fix_title = "Replace None with ops.zeros_like(<input>)"
     fix_safe = False
     valid = (
+        Valid(example("""
+            from mindspore import nn, ops
+
+            class Repeat(nn.Cell):
+                def construct(self, x, times: int):
+                    return ops.tile(x, (times,))
+                def bprop(self, x, times, out, dout):
+                    return dout.reshape((times, -1)).sum(0), None
+            """), "None for an int argument (annotated, defaulted, or passed only Python literals)"),
+        Valid(example("""
+            from mindspore import nn
+
+            class Pick(nn.Cell):
+                def construct(self, x, axis):
+                    return x.sum(axis)
+                def bprop(self, x, axis, out, dout):
+                    return dout, None
+
+            y = Pick()(1.0, 0)
+            """), "every call passes a Python number for axis"),
         Valid("from mindspore import nn, ops\nclass M(nn.Cell):\n    def construct(self, x, mask):\n        return x * mask\n"
               "    def bprop(self, x, mask, out, dout):\n        return dout * mask, ops.zeros_like(mask)\n"),
     )
@@ -27,10 +47,13 @@ class NoneGradient(Rule):
 
     def check(self, ctx: Context):
         ops_alias = _ops_alias(ctx)
+        sites = {id(site.function.node): site for site in ctx.cell_sites if site.function is not None}
         for subject in cell_subjects(ctx):
             info = returns_of(subject.fn, ctx.program)
             if info is None:
                 continue
+            site = sites.get(id(subject.fn.node))
+            not_tensors = ctx.non_tensor_inputs(site) if site is not None else set()
             params = [p.name for p in subject.fn.params if p.kind in ("positional", "posonly")]
             if params and params[0] == "self":
                 params = params[1:]
@@ -41,6 +64,8 @@ class NoneGradient(Rule):
                 for i, item in enumerate(s.items):
                     if not (item.type == "keyword" and item.value == "None") or i >= subject.hi:
                         continue  # (entries past the inputs are dropped anyway: BP022)
+                    if i in not_tensors:
+                        continue  # an int/shape/index argument: it has no gradient to diverge
                     fix = None
                     if ops_alias and s.via_name is None and i < len(params) and i < subject.hi:
                         fix = Fix(f"Replace None with {ops_alias}.zeros_like({params[i]})",

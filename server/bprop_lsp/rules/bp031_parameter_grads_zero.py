@@ -4,8 +4,8 @@ from __future__ import annotations
 from ..engine.context import Context
 from ..engine.model import Related
 from ..engine.program import iter_own_nodes
-from .base import NEVER, Draft, Invalid, Rule, Valid
-from ._parameters import parameter_attrs
+from .base import example, NEVER, Draft, Invalid, Rule, Valid
+from ._parameters import parameter_attrs, sets_internal_params, trainable_parameter_attrs
 from ._returns import anchor_span, returns_of
 from ._signature import view
 
@@ -17,6 +17,18 @@ class ParameterGradsZero(Rule):
                "returned {name: grad} dict is not honoured: keep Parameters outside the bprop cell and pass them in.")
     mindspore_says = "No error and no warning: the Parameter gradients are silently zero."
     valid = (
+        Valid(example("""
+            from mindspore import nn, Parameter, Tensor
+
+            class Frozen(nn.Cell):
+                def __init__(self):
+                    super().__init__()
+                    self.scale = Parameter(Tensor(2.0), name="scale", requires_grad=False)
+                def construct(self, x):
+                    return x * self.scale
+                def bprop(self, x, out, dout):
+                    return (dout * 2.0,)
+            """), "a frozen Parameter gets no gradient at all: nothing is lost"),
         Valid("from mindspore import nn\nclass Mul(nn.Cell):\n    def construct(self, a, b):\n        return a * b\n"
               "    def bprop(self, a, b, out, dout):\n        return dout * b, dout * a\n",
               "the weight is passed in as an input by the parent cell"),
@@ -37,7 +49,9 @@ class ParameterGradsZero(Rule):
             dict_return = info is not None and any(
                 r.shape.kind == "tuple" and any(i.type == "atom" and i.children[0] == "{" for i in r.shape.items)
                 for r in info.returns)
-            params = parameter_attrs(ctx, site.cls)
+            if dict_return and sets_internal_params(ctx, site.cls):
+                continue  # PYNATIVE honours the dict; GRAPH rejects the Parameter access (BP030)
+            params = trainable_parameter_attrs(ctx, site.cls)
             used = None
             for node in iter_own_nodes(site.construct.node):
                 if node.type in ("power", "atom_expr") and node.children[0].type == "name" and node.children[0].value == "self":
