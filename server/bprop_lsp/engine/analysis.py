@@ -385,8 +385,8 @@ def _skeletons(ctx: Context) -> list[Skeleton]:
     newline = p.index.newline()
     zeros = _zeros_like_spelling(p)
     for cls in p.classes:
-        if not p.is_cell(cls) or p.lookup(cls, "bprop") is not None:
-            continue
+        if cls.node.type != "classdef" or not p.is_cell(cls) or p.lookup(cls, "bprop") is not None:
+            continue  # (a class built by type() has no body to add a bprop to)
         member = cls.members.get("construct")
         fn = member.function if member is not None else None
         if fn is None or fn.node.type != "funcdef":

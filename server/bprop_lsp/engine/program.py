@@ -157,6 +157,44 @@ class ClassInfo:
         return [i for i in items if not (i.type == "argument" and len(i.children) == 3 and i.children[1] == "=")]
 
 
+@dataclass(eq=False)
+class SyntheticClass(ClassInfo):
+    """A class built by ``type(name, bases, namespace)``: its bases and its namespace dict are read like a class
+    statement's; ``node`` is the ``type(...)`` call."""
+
+    base_nodes: list = field(default_factory=list)
+    namespace: list = field(default_factory=list)  # (key string node, value node)
+
+    @property
+    def bases(self) -> list:
+        return self.base_nodes
+
+    @cached_property
+    def members(self) -> dict[str, "Member"]:
+        members: dict[str, Member] = {}
+        for key, value in self.namespace:
+            name = _string_value(key)
+            if name is None:
+                continue
+            member = Member(name, self, value=value, node=value, scope={})
+            if value.type == "lambdef":
+                member.function = Function(value, name, owner=self)
+            members[name] = member
+        return members
+
+
+def _string_value(node) -> str | None:
+    import ast
+
+    if node.type != "string":
+        return None
+    try:
+        value = ast.literal_eval(node.value)
+    except (ValueError, SyntaxError):
+        return None
+    return value if isinstance(value, str) and value.isidentifier() else None
+
+
 def dotted(node) -> str | None:
     """``a.b.c`` for a Name/attribute chain (calls stripped: ``ms.jit(...)`` → ``ms.jit``), else None."""
     if node is None:
@@ -297,11 +335,36 @@ class Program:
             store.update(fresh)
         for node in self.import_nodes:
             self._record_import(node)
+        if "type(" in self.text:
+            self.classes += self._synthetic_classes()
         for cls in self.classes:
             if cls.program is not self:
                 # Members depend on module-level facts (constants in class-body conditions): re-read them.
                 cls.program = self
                 cls.__dict__.pop("members", None)
+
+    def _synthetic_classes(self) -> list[ClassInfo]:
+        """``Net = type("Net", (nn.Cell,), {"construct": ..., "bprop": ...})`` anywhere in the file."""
+        found = []
+        if "type" in self.imports:
+            return found
+        for node in self.nodes_matching("type", ("power", "atom_expr")):
+            c = call_of(node)
+            if c is None or c[0] != "type":
+                continue
+            positional, keywords, has_star = call_arguments(c[1])
+            if len(positional) != 3 or keywords or has_star:
+                continue
+            name_node, bases_node, ns_node = positional
+            name = _string_value(name_node)
+            bases = _display_items(bases_node)
+            if name is None or bases is None:
+                continue
+            namespace = _dict_items(ns_node)
+            if namespace is None:
+                continue
+            found.append(SyntheticClass(node, name, None, bases, namespace))
+        return found
 
     def nodes_matching(self, word: str, types: tuple[str, ...]) -> list:
         """For each occurrence of the identifier ``word`` in the text, the outermost enclosing node of one of
@@ -726,6 +789,33 @@ def _merge_alternatives(members: dict, alternatives: list, fallthrough: bool) ->
         if candidates > 1:
             member.ambiguous = True
         members[name] = member
+
+
+def _display_items(node) -> list | None:
+    """Items of a tuple/list display ``(a, b)`` / ``(a,)`` / ``[a]``."""
+    if node.type != "atom" or node.children[0] not in ("(", "[") or len(node.children) != 3:
+        return None
+    inner = node.children[1]
+    if inner.type == "testlist_comp":
+        if any(c.type in ("comp_for", "sync_comp_for") for c in inner.children):
+            return None
+        return [c for c in inner.children if c != ","]
+    return [inner] if node.children[0] == "[" else None
+
+
+def _dict_items(node) -> list | None:
+    """(key, value) pairs of a dict display ``{"k": v, ...}``; None for anything else (``**spread`` included)."""
+    if node.type != "atom" or node.children[0] != "{":
+        return None
+    if len(node.children) == 2:
+        return []
+    inner = node.children[1]
+    if inner.type != "dictorsetmaker":
+        return None
+    children = [c for c in inner.children if c != ","]
+    if any(c == "**" for c in inner.children) or len(children) % 3:
+        return None
+    return [(children[i], children[i + 2]) for i in range(0, len(children), 3) if children[i + 1] == ":"]
 
 
 def _is_module_level(node) -> bool:

@@ -83,6 +83,18 @@ class MissingParams(Rule):
         Invalid(example("""
             from mindspore import nn
 
+            def _fwd(self, x):
+                return x * 2
+
+            def _bwd(self, x, out):
+                return (out * 2,)
+
+            def make_cell():
+                return type("Doubler", (nn.Cell,), {"construct": _fwd, "bprop": _bwd})
+            """), line=6, note="a class built by type(name, bases, namespace)"),
+        Invalid(example("""
+            from mindspore import nn
+
             class Sum(nn.Cell):
                 def construct(self, *inputs):
                     return inputs[0] + inputs[1]
