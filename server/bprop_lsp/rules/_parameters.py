@@ -31,10 +31,28 @@ def parameter_attrs(ctx, cls: ClassInfo) -> dict[str, object]:
         if isinstance(k, str):
             continue
         for attr, value, stmt in _self_assignments(ctx, k):
-            c = call_of(value)
-            if c and c[0] and p.is_mindspore(p.resolve_dotted(c[0]), PARAMETER_NAMES, bare=("Parameter", "ms.Parameter")):
+            if _is_parameter(p, value) or _is_parameter_container(p, value):
                 result[attr] = stmt
     return result
+
+
+def _is_parameter(p, value) -> bool:
+    c = call_of(value)
+    return bool(c and c[0] and p.is_mindspore(p.resolve_dotted(c[0]), PARAMETER_NAMES, bare=("Parameter", "ms.Parameter")))
+
+
+def _is_parameter_container(p, value) -> bool:
+    """``ParameterTuple([...])`` or a list/tuple display holding ``Parameter(...)`` calls: reading an entry in a
+    bprop is reading a Parameter (bprop-rules.md, further behaviours 23)."""
+    c = call_of(value)
+    if c and c[0] and c[0].rsplit(".", 1)[-1] == "ParameterTuple" and (
+            p.resolve_dotted(c[0]).startswith("mindspore") or c[0] == "ParameterTuple"):
+        return True
+    if value.type == "atom" and value.children[0] in ("[", "(") and len(value.children) == 3:
+        inner = value.children[1]
+        items = [i for i in inner.children if i != ","] if inner.type == "testlist_comp" else [inner]
+        return any(_is_parameter(p, i) for i in items if i.type in ("power", "atom_expr"))
+    return False
 
 
 def trainable_parameter_attrs(ctx, cls: ClassInfo) -> dict[str, object]:

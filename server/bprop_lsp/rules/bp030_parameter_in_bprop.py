@@ -4,7 +4,7 @@ from __future__ import annotations
 from ..engine.context import Context
 from ..engine.model import Related
 from ..engine.program import iter_own_nodes
-from .base import GRAPH, Draft, Invalid, Rule, Valid
+from .base import example, GRAPH, Draft, Invalid, Rule, Valid
 from ._parameters import LAYER_PARAMETERS, child_cells, parameter_attrs
 from ._signature import def_span, view
 
@@ -20,6 +20,18 @@ class ParameterInBprop(Rule):
               "    def bprop(self, x, out, dout):\n        return (-self.lambd * dout,)\n", "a float attribute is fine"),
     )
     invalid = (
+        Invalid(example("""
+            from mindspore import nn, Parameter, ParameterTuple, Tensor
+
+            class Pair(nn.Cell):
+                def __init__(self):
+                    super().__init__()
+                    self.ws = ParameterTuple([Parameter(Tensor(1.0), name="a"), Parameter(Tensor(2.0), name="b")])
+                def construct(self, x):
+                    return x * self.ws[0]
+                def bprop(self, x, out, dout):
+                    return (dout * self.ws[1],)
+            """), line=9, note="a Parameter reached through a ParameterTuple", also=("BP031",)),
         Invalid("import numpy as np\nfrom mindspore import nn, Parameter, Tensor\nclass G(nn.Cell):\n    def __init__(self):\n"
                 "        super().__init__()\n        self.coeff = Parameter(Tensor(np.ones(1, np.float32)), name='coeff')\n"
                 "    def construct(self, x):\n        return x * 1.0\n    def bprop(self, x, out, dout):\n"
