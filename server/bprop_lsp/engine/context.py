@@ -194,12 +194,19 @@ class Context:
         p = self.program
         with_bprop = {id(site.cls) for site in sites if site.modes == frozenset({"graph", "pynative"})}
         result = set()
+        if len(with_bprop) < 2:
+            return result  # shadowing needs an outer and an inner cell with bprops
+        names = sorted({site.cls.name for site in sites}, key=len, reverse=True)
+        # Every mention of every site's class name, counted in one pass over the text.
+        mentions_of: dict[str, int] = {}
+        for m in re.finditer(r"(?<![\w.])(" + "|".join(map(re.escape, names)) + r")\b", p.text):
+            mentions_of[m.group(1)] = mentions_of.get(m.group(1), 0) + 1
         for site in sites:
             cls = site.cls
             name = cls.name
             if len(p.classes_by_name.get(name, [])) != 1:
                 continue
-            mentions = len(re.findall(rf"(?<![\w.]){re.escape(name)}\b", p.text))
+            mentions = mentions_of.get(name, 0)
             uses = p.nodes_matching(name, ("expr_stmt",))
             if not uses or mentions != len(uses) + 1:
                 continue

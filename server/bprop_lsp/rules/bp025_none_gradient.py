@@ -53,7 +53,7 @@ class NoneGradient(Rule):
             if info is None:
                 continue
             site = sites.get(id(subject.fn.node))
-            not_tensors = ctx.non_tensor_inputs(site) if site is not None else set()
+            not_tensors = None  # read only when a None entry is found: it needs the file's call sites
             params = [p.name for p in subject.fn.params if p.kind in ("positional", "posonly")]
             if params and params[0] == "self":
                 params = params[1:]
@@ -64,6 +64,8 @@ class NoneGradient(Rule):
                 for i, item in enumerate(s.items):
                     if not (item.type == "keyword" and item.value == "None") or i >= subject.hi:
                         continue  # (entries past the inputs are dropped anyway: BP022)
+                    if not_tensors is None:
+                        not_tensors = ctx.non_tensor_inputs(site) if site is not None else set()
                     if i in not_tensors:
                         continue  # an int/shape/index argument: it has no gradient to diverge
                     fix = None
