@@ -41,3 +41,18 @@ def test_no_skeleton_without_construct_or_with_a_bprop():
     assert plan_skeletons("x = 1\n").skeletons == []
     with_bprop = "from mindspore import nn\n" + CELL + "    def bprop(self, a, out, dout):\n        return (dout,)\n"
     assert plan_skeletons(with_bprop).skeletons == []
+
+
+def test_lines_pick_the_cell_whose_construct_is_there():
+    text = ("from mindspore import nn\n" + CELL + CELL.replace("Plain", "Other")
+            + "class Outer(nn.Cell):\n    class Inner(nn.Cell):\n        def construct(self, b):\n            return b\n"
+            "    def construct(self, c):\n        return c\n")
+    lines = text.splitlines()
+    construct_lines = [i for i, line in enumerate(lines) if "def construct" in line]
+    everything = plan_skeletons(text).skeletons
+    by_line = sorted(everything, key=lambda s: s.construct_span.start.line)
+    assert [s.owner for s in by_line] == ["Plain", "Other", "Inner", "Outer"]
+    for line, skeleton in zip(construct_lines, by_line):
+        assert plan_skeletons(text, lines=(line, line)).skeletons == [skeleton]
+    assert plan_skeletons(text, lines=(0, 0)).skeletons == []
+    assert plan_skeletons(text, lines=(0, len(lines))).skeletons == everything

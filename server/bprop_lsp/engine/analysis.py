@@ -319,15 +319,16 @@ def _hints(p: Program, fn, positional, inputs) -> tuple[Hint, ...]:
     return tuple(hints)
 
 
-def _skeletons(ctx: Context) -> list[Skeleton]:
-    """Cells whose construct has a fixed number of inputs and no custom bprop anywhere in their MRO."""
+def _skeletons(ctx: Context, classes=None) -> list[Skeleton]:
+    """Cells whose construct has a fixed number of inputs and no custom bprop anywhere in their MRO (among
+    ``classes``, default all of the file's)."""
     p = ctx.program
     out = []
     if "construct" not in p.text:
         return out
     newline = p.index.newline()
     zeros = _zeros_like_spelling(p)
-    for cls in p.classes:
+    for cls in (p.classes if classes is None else classes):
         if not p.is_cell(cls) or p.lookup(cls, "bprop") is not None:
             continue
         member = cls.members.get("construct")

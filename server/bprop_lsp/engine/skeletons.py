@@ -28,15 +28,39 @@ class SkeletonPlan:
     import_edit: Edit | None = None
 
 
-def plan_skeletons(text: str, *, cache_key: str | None = None) -> SkeletonPlan:
+def plan_skeletons(text: str, *, cache_key: str | None = None, lines: tuple[int, int] | None = None) -> SkeletonPlan:
+    """The skeletons of the Cells whose ``construct`` starts within ``lines`` (0-based, inclusive; all without)."""
     if "construct" not in text:
         return SkeletonPlan()
     program = Program(parse(text, cache_key), text)
-    skeletons = _skeletons(Context(program, Settings()))
+    classes = None
+    if lines is not None:
+        # Only the classes around the requested lines: a code action asks on every cursor move.
+        first, last = lines[0] + 1, lines[1] + 1  # parso lines are 1-based
+        classes = _classes_around(program, first, last)
+    skeletons = _skeletons(Context(program, Settings()), classes)
+    if lines is not None:
+        skeletons = [s for s in skeletons if lines[0] <= s.construct_span.start.line <= lines[1]]
     if not skeletons:
         return SkeletonPlan()
     spelling, import_edit = _zeros_like(program)
     return SkeletonPlan([replace(s, zeros_like=spelling) for s in skeletons], import_edit)
+
+
+def _classes_around(p: Program, first: int, last: int) -> list:
+    """The classes spanning any of the (1-based) lines ``first``..``last``, walking back from the last one that
+    starts in them and stopping at the first top-level class that ends before them (no end position computed
+    for the rest of the file)."""
+    found = []
+    for cls in reversed(p.classes):
+        node = cls.node
+        if node.start_pos[0] > last:
+            continue
+        if node.end_pos[0] >= first:
+            found.append(cls)
+        elif node.parent is not None and node.parent.type == "file_input":
+            break  # every class before it ends before it
+    return found[::-1]
 
 
 def _zeros_like(p: Program) -> tuple[str, Edit | None]:
@@ -58,6 +82,8 @@ def _zeros_like(p: Program) -> tuple[str, Edit | None]:
 
 
 def _bound(p: Program, name: str) -> bool:
+    if name not in p.text:
+        return False  # the common case, without building every assignment and def of the file
     return name in p.imports or name in p.assignments or any(c.name == name for c in p.classes) \
         or name in p.functions
 
