@@ -35,7 +35,7 @@ def _rule_doc(code: str, markdown: bool = False) -> str:
     if getattr(rule, "fix_title", None):
         parts.append(f"Fix: {rule.fix_title}.")
     command = f"bprop-lsp rule {code}"
-    parts.append(f"Examples: {'`' + command + '`' if markdown else command}")
+    parts.append(f"Examples: run {'`' + command + '`' if markdown else command}")
     return "\n\n".join(parts)
 
 

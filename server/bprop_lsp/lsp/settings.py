@@ -120,7 +120,7 @@ def check_selectors(key: str, value: Any) -> tuple[Any, str | None]:
     if good:
         rest = f"ignored; {', '.join(good)} still appl{'ies' if len(good) == 1 else 'y'}"
     else:
-        rest = f"the setting is ignored"
+        rest = "the setting is ignored"
     return (good or None), f"setting '{key}': {named} {verb} (`bprop-lsp rule` lists them); {rest}"
 
 
