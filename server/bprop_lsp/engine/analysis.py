@@ -376,15 +376,16 @@ def _hints(p: Program, fn, positional, inputs) -> tuple[Hint, ...]:
     return tuple(hints)
 
 
-def _skeletons(ctx: Context) -> list[Skeleton]:
-    """Cells whose construct has a fixed number of inputs and no custom bprop anywhere in their MRO."""
+def _skeletons(ctx: Context, classes=None) -> list[Skeleton]:
+    """Cells whose construct has a fixed number of inputs and no custom bprop anywhere in their MRO (among
+    ``classes``, default all of the file's)."""
     p = ctx.program
     out = []
     if "construct" not in p.text:
         return out
     newline = p.index.newline()
     zeros = _zeros_like_spelling(p)
-    for cls in p.classes:
+    for cls in (p.classes if classes is None else classes):
         if cls.node.type != "classdef" or not p.is_cell(cls) or p.lookup(cls, "bprop") is not None:
             continue  # (a class built by type() has no body to add a bprop to)
         member = cls.members.get("construct")

@@ -51,6 +51,9 @@ class SettingsResult:
 
 # The keys a settings table may have (TOML kebab-case and snake_case are the same here).
 _KEYS = {"mode", "select", "ignore", "exclude"}
+# Keys only the language server reads (lsp/settings.py); accepted silently here so a pyproject.toml that sets
+# them is not an error for the CLI.
+EDITOR_KEYS = frozenset({"inlay_hints", "inlayHints"})
 
 
 def _codes(value: Any, key: str, warnings: list[str]) -> tuple[str, ...] | None:
@@ -75,6 +78,8 @@ def merge(base: Settings, raw: Mapping[str, Any] | None, source: str) -> Setting
     changes: dict[str, Any] = {}
     for key, value in raw.items():
         name = str(key).replace("-", "_")
+        if name in EDITOR_KEYS:
+            continue
         if name not in _KEYS:
             warnings.append(f"{source}: unknown setting '{key}'; ignored")
             continue

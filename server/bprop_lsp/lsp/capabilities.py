@@ -22,6 +22,9 @@ class ClientCaps:
     configuration: bool = False
     watch_files_dynamic: bool = False
     did_change_configuration_dynamic: bool = False
+    inlay_hint_refresh: bool = False
+    # LSP 3.18 SnippetTextEdit in a TextDocumentEdit (needs documentChanges too).
+    snippet_edits: bool = False
 
     @classmethod
     def resolve(cls, caps: types.ClientCapabilities | None) -> "ClientCaps":
@@ -46,4 +49,7 @@ class ClientCaps:
             watch_files_dynamic=bool(get_capability(caps, "workspace.did_change_watched_files.dynamic_registration", False)),
             did_change_configuration_dynamic=bool(
                 get_capability(caps, "workspace.did_change_configuration.dynamic_registration", False)),
+            inlay_hint_refresh=bool(get_capability(caps, "workspace.inlay_hint.refresh_support", False)),
+            snippet_edits=bool(get_capability(caps, "workspace.workspace_edit.snippet_edit_support", False))
+            and bool(get_capability(caps, "workspace.workspace_edit.document_changes", False)),
         )

@@ -1,14 +1,15 @@
 """``textDocument/codeAction``: a preferred quick fix per fixable diagnostic, "Disable BPxxx for this line",
-and ``source.fixAll.bprop-lsp`` (its edit computed lazily by ``codeAction/resolve`` when the client can)."""
+"Add a custom bprop to <Cell>" on a construct (add_bprop.py), and ``source.fixAll.bprop-lsp`` (its edit computed lazily by ``codeAction/resolve`` when the client can)."""
 from __future__ import annotations
 
 from lsprotocol import types
 
+from . import add_bprop
 from .diagnostics import SOURCE
 from .edits import text_edit, workspace_edit
 
 FIX_ALL = f"{types.CodeActionKind.SourceFixAll.value}.{SOURCE}"
-KINDS = [types.CodeActionKind.QuickFix, FIX_ALL]
+KINDS = [types.CodeActionKind.QuickFix, add_bprop.KIND, FIX_ALL]
 OPTIONS = types.CodeActionOptions(code_action_kinds=KINDS, resolve_provider=True)
 
 
@@ -90,6 +91,10 @@ async def code_action(ls, params: types.CodeActionParams):
                     edit=workspace_edit(ls, uri, version, [text_edit(data["noqa"])]),
                 ))
         actions.extend(noqa_actions)
+    if _wants(only, add_bprop.KIND.value):
+        actions.extend(await add_bprop.actions(ls, state, params.range))
+        if state.doc.version != version:
+            return None
     lazy = ls.caps.code_action_resolve_edit
     # Without resolve support the edit must be computed now (the engine's fix_all re-analyses the file),
     # so such clients get fix-all only when they ask for the kind, not on every lightbulb request.

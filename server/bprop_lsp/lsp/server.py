@@ -17,6 +17,7 @@ from pygls.protocol.language_server import lsp_method
 
 from .. import __version__
 from . import code_action, code_action_resolve, diagnostics, did_change, did_close, did_open, hover, notebook
+from . import inlay_hint
 from . import workspace_settings
 from .capabilities import ClientCaps
 from .documents import DocumentStore
@@ -108,7 +109,7 @@ class BpropServer(LanguageServer):
                          notebook_document_sync=notebook.SYNC_OPTIONS)
         self.caps = ClientCaps()
         self.store = DocumentStore()
-        self.settings = SettingsStore(self.log_warning)
+        self.settings = SettingsStore(self.log_warning, show=self.show_warning)
         self.scheduler = Scheduler(self)
 
     # ------------------------------------------------------------------ messages to the user
@@ -121,6 +122,13 @@ class BpropServer(LanguageServer):
     def log_warning(self, message: str) -> None:
         log.warning("%s", message)
         self._log(types.MessageType.Warning, message)
+
+    def show_warning(self, message: str) -> None:
+        """A mistake the user has to fix (a setting naming no rule): a ``window/showMessage`` warning."""
+        try:
+            self.window_show_message(types.ShowMessageParams(type=types.MessageType.Warning, message=message))
+        except Exception:  # noqa: BLE001 - no transport yet (or gone): the log has it
+            log.warning("%s", message)
 
     def log_error(self, message: str) -> None:
         self._log(types.MessageType.Error, message)
@@ -167,6 +175,7 @@ def create_server() -> BpropServer:
     ls.feature(types.TEXT_DOCUMENT_CODE_ACTION, code_action.OPTIONS)(code_action.code_action)
     ls.feature(types.CODE_ACTION_RESOLVE)(code_action_resolve.resolve)
     ls.feature(types.TEXT_DOCUMENT_HOVER)(hover.hover)
+    ls.feature(types.TEXT_DOCUMENT_INLAY_HINT, inlay_hint.OPTIONS)(inlay_hint.inlay_hint)
     ls.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)(workspace_settings.did_change_configuration)
     ls.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)(workspace_settings.did_change_watched_files)
     return ls

@@ -9,10 +9,17 @@ the folder's) or pushes with ``workspace/didChangeConfiguration``.
 "globalSettings": {...}}``, a plain settings object, or ``{"bprop-lsp": {...}}``. Keys an editor client keeps for
 itself (``workspace``, ``interpreter``, ``path``, ``trace`` …) are dropped silently; any other unknown or
 ill-typed key is reported once through ``window/logMessage`` and the default is kept.
+
+Mistakes a user should see (an unknown key, a ``select``/``ignore`` entry that names no rule) are also shown once
+per distinct problem with ``window/showMessage``, with the nearest valid names; the valid entries still apply (a
+typo must not turn every check off). ``inlayHints`` (a bool or ``{"enable": bool}``, off by default) is the
+server's own setting (``EditorSettings``); the rest is the engine's ``Settings``, shared with the CLI.
 """
 from __future__ import annotations
 
+import difflib
 import os
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
@@ -27,6 +34,94 @@ CLIENT_ONLY_KEYS = frozenset({
     "workspace", "cwd", "interpreter", "path", "importStrategy", "showNotifications", "trace", "logLevel",
     "serverTrace", "enable", "args",
 })
+
+
+INLAY_HINT_KEYS = frozenset({"inlayHints", "inlay_hints", "inlay-hints"})
+
+
+@dataclass(frozen=True)
+class EditorSettings:
+    """What only the server reads (the engine's ``Settings`` is shared with the CLI)."""
+
+    inlay_hints: bool = False
+
+
+def _engine_keys() -> set[str]:
+    from ..engine.settings import Settings
+
+    return {f.name for f in fields(Settings)}
+
+
+def _inlay_hints(value: Any) -> bool | None:
+    """``true``/``false`` or ``{"enable": bool}``; None when ill-typed."""
+    if isinstance(value, Mapping) and set(value) <= {"enable"}:
+        value = value.get("enable", False)
+    return value if isinstance(value, bool) else None
+
+
+def _rule_codes() -> dict[str, str]:
+    """code -> name of every rule."""
+    from ..rules import ALL_RULES
+
+    return {r.code: r.name for r in ALL_RULES}
+
+
+def selector_matches(selector: str) -> bool:
+    """Whether ``selector`` (a code, a code prefix or ALL) is one the engine reads and names at least one rule."""
+    from ..engine.settings import CODE_PATTERN
+
+    value = selector.strip().upper()
+    if not CODE_PATTERN.match(value):
+        return False
+    return value == "ALL" or any(code.startswith(value) for code in _rule_codes())
+
+
+def _closest(word: str, candidates, n: int) -> list[str]:
+    """difflib's close matches, ties in candidate order (``get_close_matches`` puts BP009 before BP001)."""
+    scored = []
+    for i, candidate in enumerate(candidates):
+        ratio = difflib.SequenceMatcher(None, word, candidate).ratio()
+        if ratio >= 0.6:
+            scored.append((-ratio, i, candidate))
+    return [c for _, _, c in sorted(scored)[:n]]
+
+
+def nearest_codes(selector: str, n: int = 3) -> list[str]:
+    """The rule codes closest to a bad selector, by code (``BP0001``) or by rule name (``missing-params``)."""
+    codes = _rule_codes()
+    by_name = {name: code for code, name in codes.items()}
+    by_name.update({name.removeprefix("bprop-"): code for code, name in codes.items()})
+    value = selector.strip()
+    found = _closest(value.upper(), list(codes), n) + [by_name[m] for m in _closest(value.lower(), list(by_name), n)]
+    return list(dict.fromkeys(found))[:n]
+
+
+def _did_you_mean(options: list[str]) -> str:
+    if not options:
+        return ""
+    return f" (did you mean {options[0] if len(options) == 1 else ', '.join(options[:-1]) + ' or ' + options[-1]}?)"
+
+
+def check_selectors(key: str, value: Any) -> tuple[Any, str | None]:
+    """(``value`` without the entries that name no rule, a message naming them) for ``select``/``ignore``.
+
+    The value is returned unchanged when it is not a list of strings (the engine reports that); None when
+    every entry was bad, so the setting falls back to the next source instead of selecting nothing.
+    """
+    entries = [v.strip() for v in value.split(",") if v.strip()] if isinstance(value, str) else value
+    if not isinstance(entries, (list, tuple)) or not all(isinstance(v, str) for v in entries):
+        return value, None
+    bad = [v for v in entries if not selector_matches(v)]
+    if not bad:
+        return value, None
+    good = [v for v in entries if selector_matches(v)]
+    named = ", ".join(f"'{v}'{_did_you_mean(nearest_codes(v))}" for v in bad)
+    verb = "matches no rule" if len(bad) == 1 else "match no rule"
+    if good:
+        rest = f"ignored; {', '.join(good)} still appl{'ies' if len(good) == 1 else 'y'}"
+    else:
+        rest = "the setting is ignored"
+    return (good or None), f"setting '{key}': {named} {verb} (`bprop-lsp rule` lists them); {rest}"
 
 
 def _clean(raw: Any) -> Any:
@@ -70,9 +165,14 @@ def _folder_for(path: str | None, folders: list[str]) -> str | None:
 
 
 class SettingsStore:
-    def __init__(self, warn: Callable[[str], None]):
+    def __init__(self, warn: Callable[[str], None], show: Callable[[str], None] | None = None):
         self._warn = warn
         self._warned: set[str] = set()
+        # window/showMessage: once per distinct problem for the whole session (never on every re-analysis).
+        self._show = show
+        self._shown: set[str] = set()
+        # uri -> whether inlay hints were on when the client last asked (inlay_hint.refresh compares).
+        self.inlay_hints_answered: dict[str, bool] = {}
         self.init_global: Any = None
         self.init_folders: dict[str, Any] = {}
         self.config_global: Any = None
@@ -103,6 +203,12 @@ class SettingsStore:
 
     # ----------------------------------------------------------------- reading
     def for_uri(self, uri: str) -> "Settings":
+        return self._resolve(uri)[0]
+
+    def editor_for_uri(self, uri: str) -> EditorSettings:
+        return self._resolve(uri)[1]
+
+    def _resolve(self, uri: str) -> "tuple[Settings, EditorSettings]":
         from ..engine.settings import Settings
 
         path = uris.to_fs_path(uri)
@@ -112,30 +218,69 @@ class SettingsStore:
         cached = self._cache.get(cache_key)
         if cached is not None:
             return cached
-        settings = Settings()
+        merged = (Settings(), EditorSettings())
         if pyproject is not None:
             table = pyproject[2]
-            settings = self._merge(settings, table, str(pyproject[0]))
+            merged = self._merge(merged, table, str(pyproject[0]))
         folder = _folder_for(path, self.folders)
-        settings = self._merge(settings, self.init_global, "initializationOptions")
+        merged = self._merge(merged, self.init_global, "initializationOptions")
         if folder is not None:
-            settings = self._merge(settings, self.init_folders.get(folder.rstrip("/")), f"initializationOptions ({folder})")
-        settings = self._merge(settings, self.config_global, f"workspace configuration '{SECTION}'")
+            merged = self._merge(merged, self.init_folders.get(folder.rstrip("/")), f"initializationOptions ({folder})")
+        merged = self._merge(merged, self.config_global, f"workspace configuration '{SECTION}'")
         if folder is not None:
-            settings = self._merge(settings, self.config_folders.get(folder.rstrip("/")),
-                                   f"workspace configuration '{SECTION}' ({folder})")
-        self._cache[cache_key] = settings
-        return settings
+            merged = self._merge(merged, self.config_folders.get(folder.rstrip("/")),
+                                 f"workspace configuration '{SECTION}' ({folder})")
+        self._cache[cache_key] = merged
+        return merged
 
-    def _merge(self, base: "Settings", raw: Any, label: str) -> "Settings":
+    def _merge(self, base: "tuple[Settings, EditorSettings]", raw: Any, label: str) -> "tuple[Settings, EditorSettings]":
         from ..engine.settings import merge
 
         if raw is None:
             return base
-        result = merge(base, raw, label)
+        settings, editor = base
+        if isinstance(raw, Mapping):
+            raw, editor = self._take_editor_keys(raw, editor, label)
+        result = merge(settings, raw, label)
         for warning in result.warnings:
             self._once(warning)
-        return result.settings
+        return result.settings, editor
+
+    def _take_editor_keys(self, raw: Mapping, editor: EditorSettings, label: str) -> tuple[dict, EditorSettings]:
+        """The server's own keys read into ``editor``; unknown keys and selectors naming no rule reported (shown
+        to the user) and removed, so the engine merges only what is valid."""
+        known = _engine_keys()
+        rest: dict = {}
+        for key, value in raw.items():
+            name = str(key).replace("-", "_")
+            if key in INLAY_HINT_KEYS:
+                if value is None:
+                    continue
+                enabled = _inlay_hints(value)
+                if enabled is None:
+                    self._problem(f"{label}: setting '{key}' must be true, false or {{\"enable\": true|false}}, "
+                                  f"got {value!r}; kept {'on' if editor.inlay_hints else 'off'}")
+                else:
+                    editor = EditorSettings(inlay_hints=enabled)
+            elif name not in known:
+                options = _closest(name, sorted(known) + ["inlayHints"], 1)
+                self._problem(f"{label}: unknown setting '{key}'{_did_you_mean([repr(o) for o in options])}; ignored")
+            elif name in ("select", "ignore") and value is not None:
+                cleaned, message = check_selectors(str(key), value)
+                if message is not None:
+                    self._problem(f"{label}: {message}")
+                if cleaned is not None:
+                    rest[key] = cleaned
+            else:
+                rest[key] = value
+        return rest, editor
+
+    def _problem(self, message: str) -> None:
+        """A settings mistake the user should see: logged (again after a settings change), shown once."""
+        self._once(message)
+        if self._show is not None and message not in self._shown:
+            self._shown.add(message)
+            self._show(f"bprop-lsp: {message}")
 
     def _once(self, message: str) -> None:
         if message not in self._warned:

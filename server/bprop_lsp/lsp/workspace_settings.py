@@ -57,7 +57,10 @@ async def on_initialized(ls) -> None:
 
 
 def settings_changed(ls) -> None:
+    from .inlay_hint import refresh
+
     ls.scheduler.schedule_all()
+    refresh(ls)  # inlay hints may have been turned on or off
     if ls.caps.pull_diagnostics and ls.caps.diagnostic_refresh:
         try:
             ls.workspace_diagnostic_refresh(None)
