@@ -94,7 +94,7 @@ def _ignored_dout(ctx: Context, fn: Function, label: str, positional) -> Draft |
     body = fn.body
     if _is_stub(fn) or _uses_introspection(body):
         return None
-    state = _dout_state(fn, dout.name)
+    state, rebinding = _dout_state(fn, dout.name)
     if state == "read":
         return None
     info = returns_of(fn)
@@ -108,13 +108,13 @@ def _ignored_dout(ctx: Context, fn: Function, label: str, positional) -> Draft |
         return None  # MindSpore's tutorial bprop (dx = x + 1, dy = y + 1) only shows that the custom bprop runs
     what = f"`{dout.name}`" if dout.name == "dout" else f"`{dout.name}` (its last parameter: dout, the incoming gradient)"
     message = f"{label} never reads {what}: its gradients do not depend on the downstream loss (chain rule)"
-    if state == "rebound":
-        message += f"; `{dout.name}` is reassigned before it is read"
+    if rebinding is not None:
+        message += f"; `{dout.name}` is overwritten on line {rebinding.start_pos[0]} before it is read"
     swapped = is_dout_like(out.name) and is_out_like(dout.name)
     if swapped:
         message += (f"; MindSpore passes (inputs..., out, dout) by position, so `{out.name}` holds the forward output "
                     f"and `{dout.name}` the incoming gradient")
-    elif out.name != dout.name and _returns_depend_on(fn, out.name, info):
+    elif rebinding is None and _returns_depend_on(fn, out.name, info):
         message += (f"; it reads `{out.name}` (the forward output) — did you mean `{dout.name}`? In MindSpore `out` is "
                     f"the forward result and `dout` the incoming gradient (PyTorch's grad_output)")
     related = (Related(ctx.program.span(dout.node.name), "the incoming gradient (dout), never read"),)
@@ -151,19 +151,14 @@ def _statements(body):
     return result
 
 
-def _dout_state(fn: Function, name: str) -> str:
-    """"read" (the incoming gradient may be read), "never" (the name never appears) or "rebound" (the first
-    statement naming it rebinds it unconditionally, so the incoming value is lost)."""
+def _dout_state(fn: Function, name: str):
+    """("read", None) when the incoming gradient may be read, ("never", None) when the name never appears, or
+    ("rebound", stmt) when the first statement naming it rebinds it unconditionally (the incoming value is lost)."""
     for stmt in _statements(fn.body):
-        if stmt.type == "simple_stmt":
-            parts = [c for c in stmt.children if c.type != "newline" and c != ";"]
-        else:
-            parts = [stmt]
-        for part in parts:
-            if not any(True for _ in _name_reads(part, name)):
-                continue
-            return "rebound" if _rebinds(part, name) else "read"
-    return "never"
+        if not any(True for _ in _name_reads(stmt, name)):
+            continue
+        return ("rebound", stmt) if _rebinds(stmt, name) else ("read", None)
+    return "never", None
 
 
 def _rebinds(stmt, name: str) -> bool:
