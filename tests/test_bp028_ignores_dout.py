@@ -68,12 +68,13 @@ def test_invalid_examples_point_at_the_bprop_name_and_the_dout_parameter():
     for example in rule.invalid:
         finding = bp028(example.code)[0]
         lines = example.code.split("\n")
-        line = next(i for i, text in enumerate(lines) if text.lstrip().startswith("def ") and "out, dout" in text)
-        name = "bprop" if "def bprop" in lines[line] else lines[line].split("def ")[1].split("(")[0]
+        line = next(i for i, text in enumerate(lines) if text.lstrip().startswith("def ") and "bprop" in text)
+        name = lines[line].split("def ")[1].split("(")[0]
+        last_param = lines[line].split(",")[-1].split(")")[0].strip()
         assert (finding.span.start.line, finding.span.end.line) == (line, line)
         assert lines[line][finding.span.start.column:finding.span.end.column] == name
         (related,) = finding.related
-        assert lines[related.span.start.line][related.span.start.column:related.span.end.column] == "dout"
+        assert lines[related.span.start.line][related.span.start.column:related.span.end.column] == last_param
 
 
 CELL = """\

@@ -41,11 +41,17 @@ class IgnoresDout(Rule):
         Valid("from mindspore import nn, ops\nclass StopGrad(nn.Cell):\n    def construct(self, x, mask):\n        return x * mask\n"
               "    def bprop(self, x, mask, out, dout):\n        return ops.zeros_like(x), ops.zeros_like(mask)\n",
               "a stop-gradient bprop returns zeros for every input"),
+        Valid(_CELL + "        return (x * 0,)\n", "a zero-gradient bprop"),
+        Valid("from mindspore import nn, ops\nclass Net(nn.Cell):\n    def construct(self, x, y):\n        return ops.matmul(x, y)\n"
+              "    def bprop(self, x, y, out, dout):\n        dx = x + 1\n        dy = y + 1\n        return dx, dy\n",
+              "the demonstration bprop of MindSpore's Cell-bprop tutorial (each input plus a literal) is left alone"),
     )
     invalid = (
         Invalid(_CELL + "        return (ops.cos(x),)\n", note="the local derivative only: dout is never multiplied in"),
         Invalid(_CELL + "        return (out * ops.cos(x),)\n",
                 note="`out` used where the incoming gradient belongs (PyTorch's grad_output): the message says so"),
+        Invalid(_CELL.replace("x, out, dout", "x, grad_output, out") + "        return (grad_output * ops.cos(x),)\n",
+                note="PyTorch names: by position `grad_output` is the forward output and `out` the incoming gradient"),
         Invalid("import numpy as np\nfrom mindspore import ops\n\ndef sq(x):\n    return x * x\n\n"
                 "def sq_bprop(x, out, dout):\n    return (2 * x,)\n\nop = ops.Custom(sq, out_shape=lambda s: s, "
                 "out_dtype=lambda t: t, func_type='pyfunc',\n                bprop=sq_bprop)\n",
