@@ -162,3 +162,11 @@ def test_noqa_and_other_parameter_names():
     lines = code.split("\n")
     lines[finding.noqa_line] += "  # noqa: BP028"
     assert bp028("\n".join(lines)) == []
+
+
+def test_quiet_when_defaulted_construct_inputs_leave_dout_position_open():
+    code = "from mindspore import nn\nclass C(nn.Cell):\n    def construct(self, x, y=1):\n        return x * y\n" \
+           "    def bprop(self, x, out, dout):\n        return (out,)\n"
+    assert bp028(code) == []
+    assert len(bp028(code.replace("def bprop(self, x, out, dout)", "def bprop(self, x, y, out, dout)")
+                     .replace("return (out,)", "return out, out"))) == 1

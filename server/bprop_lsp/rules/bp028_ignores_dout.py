@@ -74,9 +74,8 @@ def _subjects(ctx: Context):
             continue
         if v.kind in ("staticmethod", "classmethod") or v.opaque_decorator or v.unwrapped_decorator:
             continue
-        lo, hi = v.input_range
-        if not (lo + 2 <= v.count <= hi + 2):
-            continue  # the signature is wrong: BP001/BP002 speak first
+        if v.count != v.input_range[1] + 2:
+            continue  # the signature is wrong (BP001/BP002), or dout's position depends on the call (BP007)
         a, b = v.params[-2].name, v.params[-1].name
         if (a, b) == ("dout", "out"):
             continue  # BP014 reports the swapped names
