@@ -12,7 +12,7 @@ class MulAdd(nn.Cell):
         return 2 * x + y
 
     def bprop(self, x, y, out):
-        return 2 * out, out
+        return 2 * dout, dout
 
 
 class Plain(nn.Cell):

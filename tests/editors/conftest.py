@@ -34,7 +34,7 @@ SEED_ZH = (
     "    def construct(self, 甲, 乙):\n"
     "        return 2 * 甲 + 乙\n"
     '    def bprop(self, 甲: "中文😀", 乙, out):  # 反向 😀\n'
-    "        return 2 * out, out\n"
+    "        return 2 * dout, dout\n"
 )
 SEED_ZH_FIXED = SEED_ZH.replace('乙, out):  # 反向', '乙, out, dout):  # 反向')
 ZH_LINE = 5

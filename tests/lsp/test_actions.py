@@ -13,7 +13,7 @@ TWO = SEED + (
     "    def construct(self, x):\n"
     "        return 3 * x\n"
     "    def bprop(self, x, out):  # keeps this comment\n"
-    "        return (3 * out,)\n"
+    "        return (3 * dout,)\n"
 )
 
 

@@ -41,11 +41,18 @@ async def test_seed_diagnostic_fix_and_clear(client, name):
     assert await s.diagnostics(URI, expect=lambda d: d == []) == []
 
 
-async def test_brief_seed_whose_body_reads_dout(client):
+async def test_faq_seed_whose_body_reads_out(client):
+    """The MindSpore FAQ's version (examples/muladd_missing_dout.py) returns `2 * out, out`: once the fix adds
+    `dout`, MindSpore runs it, but the gradients ignore the loss, and BP028 says `out` is used where `dout` belongs."""
     s = await start(client, "visual-studio-code")
-    text = SEED.replace("return 2 * out, out", "return 2 * dout, dout")
+    text = SEED.replace("return 2 * dout, dout", "return 2 * out, out")
+    assert text != SEED
     s.open(URI, text)
     (diag,) = await s.diagnostics(URI, expect=bool)
+    assert diag.code == "BP001"
     (quick,) = [a for a in await s.code_actions(URI, [diag]) if a.is_preferred]
     s.change(URI, quick.edit.document_changes[0].edits)
     assert lines_of(s.texts[URI])[SEED_DEF_LINE] == FIXED_DEF
+    (after,) = await s.diagnostics(URI, expect=lambda d: [x.code for x in d] == ["BP028"])
+    assert after.severity == types.DiagnosticSeverity.Warning and after.range.start.line == SEED_DEF_LINE
+    assert "did you mean `dout`?" in after.message

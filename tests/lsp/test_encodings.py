@@ -17,7 +17,7 @@ TEXT = "\n".join([
     "\tdef construct(self, 输入, y):",
     "\t\treturn 输入 + y",
     DEF,
-    "\t\treturn out, out",
+    "\t\treturn dout, dout",
     "",
 ])
 

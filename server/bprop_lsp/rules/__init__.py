@@ -22,6 +22,7 @@ from .bp023_inconsistent_arity import InconsistentArity
 from .bp024_number_gradient import NumberGradient
 from .bp025_none_gradient import NoneGradient
 from .bp026_tuple_dout import TupleDout
+from .bp028_ignores_dout import IgnoresDout
 from .bp030_parameter_in_bprop import ParameterInBprop
 from .bp031_parameter_grads_zero import ParameterGradsZero
 from .bp040_custom_arity import CustomArity
@@ -35,7 +36,7 @@ from .bp050_bprop_debug import BpropDebug
 RULE_CLASSES: tuple[type[Rule], ...] = (
     MissingParams, ExtraParams, VarArgs, MissingSelf, StaticMethodBprop, ClassMethodBprop, ConstructDefaults, KeywordOnlyConstruct, ConstructKwargs,
     InstanceAttributeBprop, BpropNone, JitBprop, SwappedOutDout, NonTupleReturn, TooFewGrads, TooManyGrads,
-    InconsistentArity, NumberGradient, NoneGradient, TupleDout, ParameterInBprop, ParameterGradsZero, CustomArity, CustomNonTuple, CustomTooFew,
+    InconsistentArity, NumberGradient, NoneGradient, TupleDout, IgnoresDout, ParameterInBprop, ParameterGradsZero, CustomArity, CustomNonTuple, CustomTooFew,
     CustomLambdaLine, IgnoredPrimitiveBprop, OldGradBaseImport, BpropDebug,
 )
 ALL_RULES: tuple[Rule, ...] = tuple(cls() for cls in RULE_CLASSES)

@@ -1,0 +1,316 @@
+"""BP028: a bprop that never reads ``dout``: its gradients do not depend on the downstream loss.
+
+MindSpore calls ``bprop(*inputs, out, dout)`` by position; the last parameter is the incoming gradient.
+A bprop that never reads it returns the local derivative only, so the chain rule is broken and the
+gradients are the same whatever the loss (tests/fixtures/mindspore_probes record it). Straight-through
+estimators (``(dout,)``) and gradient reversal (``-dout * k``) read it; zero-gradient and stop-gradient
+bprops return zeros for every input. Anything the reading cannot see (``*args``, ``locals()``) is left alone.
+"""
+from __future__ import annotations
+
+from ..engine.context import Context, Signature
+from ..engine.model import Related
+from ..engine.param_edits import is_dout_like, is_out_like
+from ..engine.program import Function, iter_scope_nodes
+from .base import NEVER, Draft, Invalid, Rule, Valid
+from ._returns import local_assignments, returns_of
+from ._signature import def_span, view
+
+# Calls that can read a function's variables without naming them.
+_INTROSPECTION = {"locals", "vars", "eval", "exec", "currentframe", "_getframe", "getframe"}
+_STUB_STATEMENTS = {"pass_stmt", "raise_stmt"}
+
+_CELL = ("from mindspore import nn, ops\nclass Sin(nn.Cell):\n    def construct(self, x):\n        return ops.sin(x)\n"
+         "    def bprop(self, x, out, dout):\n")
+
+
+class IgnoresDout(Rule):
+    code = "BP028"
+    name = "bprop-ignores-dout"
+    summary = ("A bprop that never reads dout (its last parameter, the incoming gradient) returns gradients that do "
+               "not depend on the downstream loss: multiply the local derivative by dout (chain rule).")
+    mindspore_says = ("No error: the gradients are silently wrong (the same whatever the loss). In MindSpore `out` is "
+                      "the forward result and `dout` the incoming gradient (PyTorch's grad_output).")
+    valid = (
+        Valid(_CELL + "        return (dout * ops.cos(x),)\n"),
+        Valid("from mindspore import nn\nclass RoundSTE(nn.Cell):\n    def construct(self, x):\n        return x.round()\n"
+              "    def bprop(self, x, out, dout):\n        return (dout,)\n", "a straight-through estimator reads dout"),
+        Valid("from mindspore import nn\nclass GradReverse(nn.Cell):\n    def __init__(self, coeff=1.0):\n"
+              "        super().__init__()\n        self.coeff = coeff\n    def construct(self, x):\n        return x * 1.0\n"
+              "    def bprop(self, x, out, dout):\n        return (-dout * self.coeff,)\n", "gradient reversal reads dout"),
+        Valid("from mindspore import nn, ops\nclass StopGrad(nn.Cell):\n    def construct(self, x, mask):\n        return x * mask\n"
+              "    def bprop(self, x, mask, out, dout):\n        return ops.zeros_like(x), ops.zeros_like(mask)\n",
+              "a stop-gradient bprop returns zeros for every input"),
+        Valid(_CELL + "        return (x * 0,)\n", "a zero-gradient bprop"),
+        Valid("from mindspore import nn, ops\nclass Net(nn.Cell):\n    def construct(self, x, y):\n        return ops.matmul(x, y)\n"
+              "    def bprop(self, x, y, out, dout):\n        dx = x + 1\n        dy = y + 1\n        return dx, dy\n",
+              "the demonstration bprop of MindSpore's Cell-bprop tutorial (each input plus a literal) is left alone"),
+    )
+    invalid = (
+        Invalid(_CELL + "        return (ops.cos(x),)\n", note="the local derivative only: dout is never multiplied in"),
+        Invalid(_CELL + "        return (out * ops.cos(x),)\n",
+                note="`out` used where the incoming gradient belongs (PyTorch's grad_output): the message says so"),
+        Invalid(_CELL.replace("x, out, dout", "x, grad_output, out") + "        return (grad_output * ops.cos(x),)\n",
+                note="PyTorch names: by position `grad_output` is the forward output and `out` the incoming gradient"),
+        Invalid("import numpy as np\nfrom mindspore import ops\n\ndef sq(x):\n    return x * x\n\n"
+                "def sq_bprop(x, out, dout):\n    return (2 * x,)\n\nop = ops.Custom(sq, out_shape=lambda s: s, "
+                "out_dtype=lambda t: t, func_type='pyfunc',\n                bprop=sq_bprop)\n",
+                note="an ops.Custom bprop"),
+    )
+
+    def check(self, ctx: Context):
+        for fn, label, positional in _subjects(ctx):
+            finding = _ignored_dout(ctx, fn, label, positional)
+            if finding is not None:
+                yield finding
+
+
+def _subjects(ctx: Context):
+    """(function, label, positional parameters MindSpore fills) for Cell and ops.Custom bprops whose dout is known."""
+    seen = set()
+    for site in ctx.cell_sites:
+        v = view(ctx, site)
+        if v is None or v.fn in seen or v.input_range is None or not v.has_self:
+            continue
+        if v.kind in ("staticmethod", "classmethod") or v.opaque_decorator or v.unwrapped_decorator:
+            continue
+        if v.count != v.input_range[1] + 2:
+            continue  # the signature is wrong (BP001/BP002), or dout's position depends on the call (BP007)
+        a, b = v.params[-2].name, v.params[-1].name
+        if (a, b) == ("dout", "out"):
+            continue  # BP014 reports the swapped names
+        seen.add(v.fn)
+        yield v.fn, f"bprop of {site.owner_label}", v.params
+    for op in ctx.custom_op_sites:
+        fn = op.function
+        if fn is None or op.inputs is None or fn in seen:
+            continue
+        sig = Signature(fn, skip_self=op.bound)
+        if len(sig.positional) != op.inputs + 2:
+            continue  # BP040
+        seen.add(fn)
+        yield fn, f"ops.Custom bprop {fn.name}", sig.positional
+
+
+def _ignored_dout(ctx: Context, fn: Function, label: str, positional) -> Draft | None:
+    if any(p.kind in ("vararg", "varkw") for p in fn.params):
+        return None
+    dout, out = positional[-1], positional[-2]
+    body = fn.body
+    if _is_stub(fn) or _uses_introspection(body):
+        return None
+    state, rebinding = _dout_state(fn, dout.name)
+    if state == "read":
+        return None
+    info = returns_of(fn)
+    if info is None or not info.returns:
+        return None  # a generator, or nothing returned (BP012/BP020 speak)
+    assignments = local_assignments(fn) if fn.node.type != "lambdef" else {}
+    if all(_all_zero(r.shape, assignments) for r in info.returns):
+        return None  # zero-gradient / stop-gradient bprop: the loss does not matter by design
+    inputs = [p.name for p in positional[:-2]]
+    if all(_is_placeholder(r.shape, assignments, inputs) for r in info.returns):
+        return None  # MindSpore's tutorial bprop (dx = x + 1, dy = y + 1) only shows that the custom bprop runs
+    what = f"`{dout.name}`" if dout.name == "dout" else f"`{dout.name}` (its last parameter: dout, the incoming gradient)"
+    message = f"{label} never reads {what}: its gradients do not depend on the downstream loss (chain rule)"
+    if rebinding is not None:
+        message += f"; `{dout.name}` is overwritten on line {rebinding.start_pos[0]} before it is read"
+    swapped = is_dout_like(out.name) and is_out_like(dout.name)
+    if swapped:
+        message += (f"; MindSpore passes (inputs..., out, dout) by position, so `{out.name}` holds the forward output "
+                    f"and `{dout.name}` the incoming gradient")
+    elif rebinding is None and _returns_depend_on(fn, out.name, info):
+        message += (f"; it reads `{out.name}` (the forward output) — did you mean `{dout.name}`? In MindSpore `out` is "
+                    f"the forward result and `dout` the incoming gradient (PyTorch's grad_output)")
+    related = (Related(ctx.program.span(dout.node.name), "the incoming gradient (dout), never read"),)
+    return Draft(def_span(ctx, fn), message, fails_in=NEVER, related=related, noqa_line=fn.def_line)
+
+
+# ------------------------------------------------------------------ reading dout
+
+def _name_reads(node, name: str):
+    """Name leaves ``name`` under ``node`` that refer to a variable (not ``x.name`` nor ``f(name=...)``)."""
+    for n in iter_scope_nodes(node):
+        if n.type != "name" or n.value != name:
+            continue
+        parent = n.parent
+        prev = n.get_previous_sibling()
+        if parent is not None and parent.type == "trailer" and prev == ".":
+            continue
+        if parent is not None and parent.type == "argument" and parent.children[0] is n and len(parent.children) >= 2 \
+                and parent.children[1] == "=":
+            continue
+        yield n
+
+
+def _statements(body):
+    """The top-level statements of a function body, in order (``a; b`` gives two)."""
+    if body.type != "suite":
+        return [body]  # a lambda's expression, or a one-line ``def f(): return x``
+    result = []
+    for child in body.children:
+        if child.type == "simple_stmt":
+            result.extend(c for c in child.children if c.type not in ("newline",) and c != ";")
+        elif child.type not in ("newline", "indent", "dedent"):
+            result.append(child)
+    return result
+
+
+def _dout_state(fn: Function, name: str):
+    """("read", None) when the incoming gradient may be read, ("never", None) when the name never appears, or
+    ("rebound", stmt) when the first statement naming it rebinds it unconditionally (the incoming value is lost)."""
+    for stmt in _statements(fn.body):
+        if not any(True for _ in _name_reads(stmt, name)):
+            continue
+        return ("rebound", stmt) if _rebinds(stmt, name) else ("read", None)
+    return "never", None
+
+
+def _rebinds(stmt, name: str) -> bool:
+    """``name = value`` (value not naming it) or ``del name``: the incoming value is gone, unread."""
+    if stmt.type == "del_stmt":
+        target = stmt.children[1]
+        return target.type == "name" and target.value == name
+    if stmt.type != "expr_stmt":
+        return False
+    children = stmt.children
+    if len(children) >= 3 and children[1] == "=":
+        targets, value = children[:-1:2], children[-1]
+        if any(True for _ in _name_reads(value, name)):
+            return False
+        return any(t.type == "name" and t.value == name for t in targets) and all(
+            t.type == "name" or not any(True for _ in _name_reads(t, name)) for t in targets)
+    if len(children) == 2 and children[1].type == "annassign":
+        ann = children[1]
+        return (children[0].type == "name" and children[0].value == name and len(ann.children) >= 4
+                and not any(True for _ in _name_reads(ann, name)))
+    return False
+
+
+def _uses_introspection(body) -> bool:
+    return any(n.type == "name" and n.value in _INTROSPECTION for n in iter_scope_nodes(body))
+
+
+def _is_stub(fn: Function) -> bool:
+    """A body of only ``pass`` / ``...`` / ``raise`` / a docstring: nothing to judge."""
+    for stmt in _statements(fn.body):
+        if stmt.type in _STUB_STATEMENTS:
+            continue
+        if stmt.type in ("string", "strings") or (stmt.type == "keyword" and stmt.value == "pass"):
+            continue
+        if stmt.type == "operator" and stmt.value == "...":
+            continue
+        if stmt.type == "atom" and stmt.get_code().strip() == "...":
+            continue
+        return False
+    return True
+
+
+# ------------------------------------------------------------------ zero gradients
+
+def _all_zero(shape, assignments) -> bool:
+    """Every gradient the return gives is a zero (or None, which MindSpore turns into zeros or leaves out)."""
+    if shape.kind == "none":
+        return True
+    if shape.kind in ("tuple", "list"):
+        return all(_looks_zero(item, assignments, 0) for item in shape.items)
+    return shape.node is not None and _looks_zero(shape.node, assignments, 0)
+
+
+def _looks_zero(node, assignments, depth: int) -> bool:
+    code = node.get_code().strip()
+    if "zero" in code.lower():
+        return True  # zeros_like(x), ops.ZerosLike()(x), np.zeros(...), self._zero_grads(...)
+    t = node.type
+    if t == "keyword" and node.value == "None":
+        return True
+    if t == "number":
+        try:
+            return complex(node.value.replace("_", "")) == 0
+        except ValueError:
+            return False
+    if t == "atom" and node.children[0] == "(" and len(node.children) == 3:
+        inner = node.children[1]
+        if inner.type == "testlist_comp":
+            return all(_looks_zero(c, assignments, depth) for c in inner.children if c != ",")
+        return _looks_zero(inner, assignments, depth)
+    if t == "name" and depth < 3:
+        values = assignments.get(node.value, [])
+        return len(values) == 1 and values[0] is not None and _looks_zero(values[0], assignments, depth + 1)
+    if t == "term":
+        # x * 0: a product with a zero factor
+        ops_ = node.children[1::2]
+        return all(o == "*" for o in ops_) and any(_looks_zero(c, assignments, depth) for c in node.children[::2])
+    if t in ("power", "atom_expr") and node.children[-1].type == "trailer" and node.children[-1].children[0] == "(":
+        # ops.fill(dtype, shape, 0), ops.full_like(x, 0), ops.full(shape, 0)
+        callee = node.children[-2].get_code() if len(node.children) >= 2 else ""
+        trailer = node.children[-1]
+        if any(k in callee for k in ("fill", "full")) and len(trailer.children) == 3:
+            args = trailer.children[1]
+            last = args.children[-1] if args.type == "arglist" else args
+            if last.type == "argument":
+                last = last.children[-1]
+            return _looks_zero(last, assignments, depth)
+    return False
+
+
+def _is_placeholder(shape, assignments, inputs) -> bool:
+    """Every gradient is its own input plus or minus a literal: the demonstration bprop of MindSpore's
+    "Customizing Reverse Propagation Function of Cell" tutorial (oracle case 082), not a derivative."""
+    if shape.kind != "tuple" or not shape.items or len(shape.items) > len(inputs):
+        return False
+    for item, name in zip(shape.items, inputs):
+        node = _resolve(item, assignments)
+        if node.type != "arith_expr" or len(node.children) != 3 or node.children[1] not in ("+", "-"):
+            return False
+        left, right = node.children[0], node.children[2]
+        if not ((left.type == "name" and left.value == name and right.type == "number")
+                or (node.children[1] == "+" and right.type == "name" and right.value == name and left.type == "number")):
+            return False
+    return True
+
+
+def _resolve(node, assignments):
+    """The value of a name assigned once in the function, else the node itself."""
+    for _ in range(3):
+        if node.type != "name":
+            break
+        values = assignments.get(node.value, [])
+        if len(values) != 1 or values[0] is None:
+            break
+        node = values[0]
+    return node
+
+
+# ------------------------------------------------------------------ `out` as the incoming gradient
+
+def _returns_depend_on(fn: Function, name: str, info) -> bool:
+    """Whether a returned expression reads ``name``, directly or through local assignments."""
+    tainted = {name}
+    if fn.body.type == "suite":
+        changed = True
+        while changed:
+            changed = False
+            for n in iter_scope_nodes(fn.body):
+                if n.type != "expr_stmt" or len(n.children) < 3 or n.children[1] != "=":
+                    continue
+                if not any(r.value in tainted for r in _reads(n.children[-1])):
+                    continue
+                for target in n.children[:-1:2]:
+                    for leaf in iter_scope_nodes(target):
+                        if leaf.type == "name" and leaf.value not in tainted and leaf.is_definition():
+                            tainted.add(leaf.value)
+                            changed = True
+    for r in info.returns:
+        node = r.shape.node if r.shape.node is not None else r.stmt
+        if any(n.value in tainted for n in _reads(node)):
+            return True
+    return False
+
+
+def _reads(node):
+    for n in iter_scope_nodes(node):
+        if n.type == "name":
+            prev = n.get_previous_sibling()
+            if not (n.parent is not None and n.parent.type == "trailer" and prev == "."):
+                yield n

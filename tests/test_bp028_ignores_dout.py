@@ -1,0 +1,172 @@
+"""BP028 bprop-ignores-dout: against MindSpore-run probes (tests/fixtures/mindspore_probes, labels recorded by
+run_probes.py under MindSpore 2.10 in GRAPH_MODE and PYNATIVE_MODE) and on the edges of what counts as a read."""
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from bprop_lsp.engine import Severity, analyze
+from bprop_lsp.rules import RULES_BY_CODE
+
+PROBES = Path(__file__).parent / "fixtures" / "mindspore_probes"
+LABELS = json.loads((PROBES / "labels.json").read_text(encoding="utf-8"))
+CASES = LABELS["probes"]
+
+
+def bp028(code: str):
+    return [f for f in analyze(code).findings if f.code == "BP028"]
+
+
+def test_probe_labels_come_from_mindspore_and_cover_every_kind():
+    assert LABELS["mindspore"] == "2.10.0"
+    assert len(CASES) == len(list(PROBES.glob("p*.py")))
+    observed = {c["observed"] for c in CASES}
+    assert observed == {"ignores-dout", "reads-dout", "zero"}
+    for case in CASES:
+        assert case["expect_matches"], case["file"]
+        assert case["GRAPH"]["status"] == case["PYNATIVE"]["status"] == "ok", case["file"]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[Path(c["file"]).stem for c in CASES])
+def test_bp028_fires_exactly_where_mindspore_gradients_ignore_the_loss(case):
+    """MindSpore printed the same non-zero gradients for loss*1 and loss*3 (dout ignored) in both modes: BP028
+    warns at the bprop's def; where the gradients scale with the loss or are all zero it stays quiet."""
+    text = (PROBES / case["file"]).read_text(encoding="utf-8")
+    findings = bp028(text)
+    if case["observed"] == "ignores-dout":
+        assert len(findings) == 1, case["file"]
+        finding = findings[0]
+        assert finding.severity is Severity.WARNING
+        def_line = next(i for i, line in enumerate(text.splitlines()) if "def " in line and "bprop" in line)
+        assert finding.span.start.line == def_line
+        for mode in ("GRAPH", "PYNATIVE"):
+            assert case[mode]["matches_autodiff"] is False  # and the values are wrong, not just loss-independent
+    else:
+        assert findings == [], [f.message for f in findings]
+
+
+def test_probe_messages_name_the_confusion():
+    by_file = {c["file"]: c for c in CASES}
+    assert by_file["p02_out_as_grad_output.py"]["observed"] == "ignores-dout"
+    out_used = bp028((PROBES / "p02_out_as_grad_output.py").read_text(encoding="utf-8"))[0].message
+    assert "never reads `dout`" in out_used and "it reads `out` (the forward output) — did you mean `dout`?" in out_used
+    assert "PyTorch's grad_output" in out_used
+    swapped = bp028((PROBES / "p03_torch_names_swapped.py").read_text(encoding="utf-8"))[0].message
+    assert "never reads `out` (its last parameter: dout" in swapped
+    assert "`grad_output` holds the forward output and `out` the incoming gradient" in swapped
+    rebound = bp028((PROBES / "p05_dout_reassigned.py").read_text(encoding="utf-8"))[0].message
+    assert "`dout` is overwritten on line 12 before it is read" in rebound and "did you mean" not in rebound
+    custom = bp028((PROBES / "p04_custom_op_forgot_dout.py").read_text(encoding="utf-8"))[0].message
+    assert custom.startswith("ops.Custom bprop square_bprop never reads `dout`")
+
+
+def test_invalid_examples_point_at_the_bprop_name_and_the_dout_parameter():
+    rule = RULES_BY_CODE["BP028"]
+    for example in rule.invalid:
+        finding = bp028(example.code)[0]
+        lines = example.code.split("\n")
+        line = next(i for i, text in enumerate(lines) if text.lstrip().startswith("def ") and "bprop" in text)
+        name = lines[line].split("def ")[1].split("(")[0]
+        last_param = lines[line].split(",")[-1].split(")")[0].strip()
+        assert (finding.span.start.line, finding.span.end.line) == (line, line)
+        assert lines[line][finding.span.start.column:finding.span.end.column] == name
+        (related,) = finding.related
+        assert lines[related.span.start.line][related.span.start.column:related.span.end.column] == last_param
+
+
+CELL = """\
+from mindspore import nn, ops
+class C(nn.Cell):
+    def construct(self, x, y):
+        return x * y
+    def bprop(self, x, y, out, dout):
+{body}"""
+
+
+def cell(body: str) -> str:
+    return CELL.format(body=textwrap.indent(textwrap.dedent(body), " " * 8))
+
+
+@pytest.mark.parametrize("body", [
+    "return dout * y, dout * x\n",
+    "g = lambda v: v * dout\nreturn g(y), g(x)\n",
+    "def scale(v):\n    return v * dout\nreturn scale(y), scale(x)\n",
+    "if x is None:\n    dout = 1\nreturn dout * y, dout * x\n",  # a conditional rebind may keep the incoming value
+    "dout = dout * 2\nreturn dout * y, dout * x\n",
+    "return ops.zeros_like(x), ops.zeros_like(y)\n",
+    "return x * 0, 0\n",
+    "return None, None\n",
+    "zx = ops.ZerosLike()(x)\nreturn zx, ops.fill(ops.dtype(y), y.shape, 0)\n",
+    "return self._zero_grads(x, y)\n",
+    "return x + 1, y + 1\n",  # MindSpore's tutorial placeholder (oracle case 082)
+    "dx = x + 1\ndy = y + 1\nreturn dx, dy\n",
+    "raise NotImplementedError\n",
+    "pass\n",
+    "return locals()['dout'] * y, x\n",
+    "return eval('dout') * y, x\n",
+    "for i in range(2):\n    yield x\n",
+], ids=["reads", "lambda", "nested-def", "conditional-rebind", "rebind-from-itself", "zeros-like", "times-zero", "none",
+        "zeroslike-primitive-fill", "zero-helper", "tutorial-placeholder", "tutorial-placeholder-names", "raise", "pass",
+        "locals", "eval", "generator"])
+def test_quiet(body):
+    assert bp028(cell(body)) == []
+
+
+@pytest.mark.parametrize("body", [
+    "return y, x\n",
+    "return self.dout * y, x\n",  # an attribute named dout is not the parameter
+    "return self.mul(x, y, dout=out)\n",  # nor a keyword argument named dout
+    "del dout\nreturn y, x\n",
+    "dout = ops.ones_like(out)\nreturn dout * y, dout * x\n",
+    "dout: int = 1\nreturn dout * y, dout * x\n",
+    "return ops.zeros_like(x), 2 * x\n",  # one input's gradient is zero, the other's is not
+    "if x.sum() > 0:\n    return ops.zeros_like(x), ops.zeros_like(y)\nreturn y, x\n",
+], ids=["local-derivative", "attribute", "keyword", "del", "ones", "annotated-rebind", "partly-zero", "one-branch"])
+def test_fires(body):
+    assert len(bp028(cell(body))) == 1
+
+
+def test_quiet_on_varargs_and_wrong_arity_which_other_rules_report():
+    varargs = "from mindspore import nn\nclass C(nn.Cell):\n    def construct(self, x):\n        return x\n" \
+              "    def bprop(self, *args):\n        return (args[0],)\n"
+    missing = "from mindspore import nn\nclass C(nn.Cell):\n    def construct(self, x):\n        return x\n" \
+              "    def bprop(self, x, out):\n        return (x,)\n"
+    assert bp028(varargs) == [] and bp028(missing) == []
+    assert {f.code for f in analyze(missing).findings} == {"BP001"}
+
+
+def test_exact_dout_out_swap_is_left_to_bp014():
+    code = "from mindspore import nn\nclass C(nn.Cell):\n    def construct(self, x):\n        return x * 2\n" \
+           "    def bprop(self, x, dout, out):\n        return (dout * 2,)\n"
+    assert {f.code for f in analyze(code).findings} == {"BP014"}
+
+
+def test_lambda_bprop_and_inherited_bprop():
+    lam = "from mindspore import nn, ops\nclass C(nn.Cell):\n    def construct(self, x):\n        return ops.sin(x)\n" \
+          "    bprop = lambda self, x, out, dout: (ops.cos(x),)\n"
+    (finding,) = bp028(lam)
+    assert finding.message.startswith("bprop of C never reads `dout`")
+    inherited = "from mindspore import nn, ops\nclass Base(nn.Cell):\n    def construct(self, x):\n        return ops.sin(x)\n" \
+                "    def bprop(self, x, out, dout):\n        return (ops.cos(x),)\nclass Child(Base):\n    pass\n"
+    findings = bp028(inherited)
+    assert len(findings) == 1 and findings[0].span.start.line == 4  # one finding at the one def, not one per class
+
+
+def test_noqa_and_other_parameter_names():
+    code = cell("return y, x\n").replace("out, dout", "fwd, grad_out")
+    (finding,) = bp028(code)
+    assert "never reads `grad_out` (its last parameter: dout, the incoming gradient)" in finding.message
+    lines = code.split("\n")
+    lines[finding.noqa_line] += "  # noqa: BP028"
+    assert bp028("\n".join(lines)) == []
+
+
+def test_quiet_when_defaulted_construct_inputs_leave_dout_position_open():
+    code = "from mindspore import nn\nclass C(nn.Cell):\n    def construct(self, x, y=1):\n        return x * y\n" \
+           "    def bprop(self, x, out, dout):\n        return (out,)\n"
+    assert bp028(code) == []
+    assert len(bp028(code.replace("def bprop(self, x, out, dout)", "def bprop(self, x, y, out, dout)")
+                     .replace("return (out,)", "return out, out"))) == 1
