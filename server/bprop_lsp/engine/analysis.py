@@ -149,6 +149,12 @@ def _analyze_module(module, text: str, settings: Settings, with_syntax_errors: b
         if not settings.enabled(rule.code):
             continue
         for draft in _drafts_of(rule, ctx):
+            modes = getattr(draft.subject, "modes", None)
+            if modes and draft.fails_in:
+                # A bprop MindSpore calls in one mode only (``self.bprop = self.m``: GRAPH) fails only there.
+                draft.fails_in = draft.fails_in & modes
+                if not draft.fails_in:
+                    continue
             key = (rule.code, draft.span)
             if key in seen:
                 continue

@@ -254,6 +254,63 @@ class Context:
                 result.add(i)
         return result
 
+    def attribute_values(self, cls: ClassInfo, attr: str) -> list | None:
+        """The values ``self.<attr>`` can hold on instances the file builds: a literal assigned in ``__init__``, or
+        an ``__init__`` parameter as each ``Cls(...)`` call of the file passes it (its default when omitted).
+        None when any of that cannot be read (GRAPH folds conditions on such attributes: bprop-rules.md, 11)."""
+        p = self.program
+        init = p.lookup(cls, "__init__")
+        if init is None or init.function is None or init.function.is_lambda or init.ambiguous:
+            return None
+        from .program import iter_own_nodes
+
+        assigned = []
+        for k in p.mro(cls):
+            if isinstance(k, str):
+                continue
+            for member in k.members.values():
+                fn = member.function
+                if fn is None or fn.is_lambda:
+                    continue
+                for node in iter_own_nodes(fn.node):
+                    if node.type == "expr_stmt" and any(dotted(t) == f"self.{attr}" for t in node.children[:-1:2]):
+                        if fn.node is not init.function.node or len(node.children) != 3:
+                            return None  # set elsewhere too (another method, a base, an augmented assignment)
+                        assigned.append(node.children[2])
+        if len(assigned) != 1:
+            return None
+        value = assigned[0]
+        if value.type in ("keyword", "number", "string"):
+            return [value]
+        if value.type != "name":
+            return None
+        params = [q for q in init.function.params]
+        index = next((i for i, q in enumerate(params) if q.name == value.value), None)
+        if index is None or params[index].kind in ("vararg", "varkw"):
+            return None
+        param = params[index]
+        position = index - 1  # after self
+        calls = p.calls_of(cls.name)
+        if not calls:
+            return None
+        values = []
+        for node in calls:
+            positional, keywords, has_star = call_arguments(call_of(node)[1])
+            if has_star:
+                return None
+            if param.name in keywords:
+                passed = keywords[param.name]
+            elif param.kind != "kwonly" and 0 <= position < len(positional):
+                passed = positional[position]
+            elif param.node.default is not None:
+                passed = param.node.default
+            else:
+                return None
+            if passed.type not in ("keyword", "number", "string"):
+                return None
+            values.append(passed)
+        return values
+
     def _call_counts(self, cls: ClassInfo) -> frozenset | None:
         counts = set()
         for call in self.call_index.sites(cls):

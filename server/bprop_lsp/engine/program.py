@@ -270,6 +270,15 @@ def callee_of(node):
 
 
 @dataclass
+class _CallView:
+    """A call that is the head of a longer expression (``Cls(a)(x)`` → ``Cls(a)``): what call_of reads."""
+
+    type: str
+    children: list
+    whole: object = None
+
+
+@dataclass
 class _View:
     type: str
     children: list
@@ -366,6 +375,29 @@ class Program:
             found.append(SyntheticClass(node, name, None, bases, namespace))
         return found
 
+    def calls_of(self, name: str) -> list:
+        """Call expressions ``name(...)`` whose callee is exactly the bare name (found by ``str.find``)."""
+        found = []
+        text = self.text
+        start = text.find(name)
+        while start != -1:
+            end = start + len(name)
+            if (start == 0 or not _is_ident_char(text[start - 1])) and (end == len(text) or not _is_ident_char(text[end])):
+                pos = self.index.position(start)
+                # One column into the name: at a leaf boundary parso returns the leaf that ends there.
+                leaf = self.module.get_leaf_for_position((pos.line + 1, pos.column + 1))
+                parent = leaf.parent if leaf is not None and leaf.type == "name" else None
+                if (parent is not None and parent.type in ("power", "atom_expr") and parent.children[0] is leaf
+                        and len(parent.children) == 2 and parent.children[1].type == "trailer"
+                        and parent.children[1].children[0] == "("):
+                    found.append(parent)
+                elif (parent is not None and parent.type in ("power", "atom_expr") and parent.children[0] is leaf
+                        and parent.children[1].type == "trailer" and parent.children[1].children[0] == "("):
+                    # ``Cls(...)(x)``: the instantiation is the first trailer; view it as its own call.
+                    found.append(_CallView(parent.type, parent.children[:2], parent))
+            start = text.find(name, end)
+        return found
+
     def nodes_matching(self, word: str, types: tuple[str, ...]) -> list:
         """For each occurrence of the identifier ``word`` in the text, the outermost enclosing node of one of
         ``types`` around it (deduplicated, in text order). Lets rules that look for a rare name (``Custom``,
@@ -378,7 +410,9 @@ class Program:
             end = start + len(word)
             if (start == 0 or not _is_ident_char(text[start - 1])) and (end == len(text) or not _is_ident_char(text[end])):
                 pos = self.index.position(start)
-                leaf = self.module.get_leaf_for_position((pos.line + 1, pos.column))
+                # One column into the word: at a leaf boundary parso returns the leaf that ends there (the
+                # previous statement's newline for a word at the start of a line).
+                leaf = self.module.get_leaf_for_position((pos.line + 1, pos.column + 1))
                 best = None
                 node = leaf.parent if leaf is not None else None
                 while node is not None and node.type not in ("funcdef", "classdef", "file_input", "simple_stmt"):

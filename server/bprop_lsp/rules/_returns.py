@@ -560,6 +560,16 @@ class Subject:
     hi: int
     kind: str  # "cell" | "custom-op"
     input_names: list | None = None
+    site: object = None  # the CellSite, for cell bprops
+    modes: frozenset = frozenset({"graph", "pynative"})  # where MindSpore calls this bprop
+
+
+def restrict(fails_in: frozenset, subject: Subject) -> frozenset | None:
+    """The modes a finding fails in, limited to those where the bprop is called; None: report nothing."""
+    if not fails_in:
+        return fails_in
+    limited = fails_in & subject.modes
+    return limited or None
 
 
 def cell_subjects(ctx):
@@ -573,10 +583,11 @@ def cell_subjects(ctx):
         if v.kind in ("staticmethod", "classmethod") or v.opaque_decorator:
             continue
         lo, hi = v.input_range
-        if v.has_self and not (lo + 2 <= v.count <= hi + 2):
-            continue  # the signature is already wrong: BP001/BP002 speak first
+        pynative_count = v.count if v.has_self else v.count - 1
+        if not (lo + 2 <= pynative_count <= hi + 2):
+            continue  # the signature is already wrong: BP001/BP002/BP004 speak first
         seen.add(v.fn)
-        yield Subject(v.fn, f"bprop of {site.owner_label}", lo, hi, "cell", v.inputs)
+        yield Subject(v.fn, f"bprop of {site.owner_label}", lo, hi, "cell", v.inputs, site, site.modes)
 
 
 def custom_subjects(ctx):

@@ -2,9 +2,10 @@
 from __future__ import annotations
 
 from ..engine.context import Context
+from ..engine.program import dotted
 from ..engine.model import Edit, Fix
 from .base import example, NEVER, BOTH, GRAPH, Draft, Invalid, Rule, Valid
-from ._returns import anchor_span, cell_subjects, return_related, returns_of
+from ._returns import anchor_span, cell_subjects, restrict, return_related, returns_of
 
 
 class NonTupleReturn(Rule):
@@ -16,12 +17,42 @@ class NonTupleReturn(Rule):
                       "output is none.")
     fix_title = "Return a tuple"
     valid = (
+        Valid(example("""
+            from mindspore import nn, ops
+
+            class OptionalClip(nn.Cell):
+                def __init__(self, clip=False):
+                    super().__init__()
+                    self.clip = clip
+                def construct(self, x):
+                    return x * 2.0
+                def bprop(self, x, out, dout):
+                    if self.clip:
+                        return (ops.clip_by_value(dout * 2.0, -1.0, 1.0),)
+
+            net = OptionalClip(clip=True)
+            """), "every instance the file builds takes the returning path (GRAPH folds the attribute)"),
         Valid("from mindspore import nn\nclass Sq(nn.Cell):\n    def construct(self, x):\n        return x * x\n"
               "    def bprop(self, x, out, dout):\n        return (2 * x * dout,)\n"),
         Valid("from mindspore import nn\nclass Two(nn.Cell):\n    def construct(self, x, y):\n        return x + y\n"
               "    def bprop(self, x, y, out, dout):\n        grads = [dout, dout]\n        return tuple(grads)\n"),
     )
     invalid = (
+        Invalid(example("""
+            from mindspore import nn, ops
+
+            class OptionalClip(nn.Cell):
+                def __init__(self, clip=True):
+                    super().__init__()
+                    self.clip = clip
+                def construct(self, x):
+                    return x * 2.0
+                def bprop(self, x, out, dout):
+                    if self.clip:
+                        return (ops.clip_by_value(dout * 2.0, -1.0, 1.0),)
+
+            net = OptionalClip(clip=False)
+            """), line=9, note="the file builds an instance that falls off the end: an error"),
         Invalid(example("""
             from mindspore import nn
 
@@ -72,22 +103,29 @@ def non_tuple_drafts(ctx, subject, graph_only_for_single: bool):
     fn = subject.fn
     if info.missing:
         yield Draft(anchor_span(ctx, fn), f"{subject.label} has no return statement, so it returns None: "
-                    f"return a tuple with one gradient per input", fails_in=BOTH, noqa_line=fn.def_line)
+                    f"return a tuple with one gradient per input", fails_in=BOTH, noqa_line=fn.def_line, subject=subject.site)
         return
     if info.falls_through and not any(r.shape.kind == "none" for r in info.returns):
-        # Python returns None from the end of the body. GRAPH folds conditions on attributes and fails only when
-        # that path is taken; so does PYNATIVE: a warning, since which path runs depends on how the cell is built.
-        conditions = [c.get_code(include_prefix=False).strip() for c in info.fall_conditions]
-        when = f" when {' and '.join(f'`{c}`' for c in conditions[:2])} is false" if conditions else ""
-        yield Draft(anchor_span(ctx, fn), f"{subject.label} can reach the end of its body without a return and then "
-                    f"returns None{when}: MindSpore fails on that path (GRAPH: output should be a tuple; PYNATIVE: "
-                    f"the python function output is none); return a tuple with one gradient per input on every path",
-                    fails_in=NEVER, noqa_line=fn.def_line)
+        # Python returns None from the end of the body; MindSpore fails when that path is taken. Whether it is taken
+        # depends on the conditions on the way: on attributes the file's instances fix, it is known (GRAPH folds
+        # those); otherwise a warning.
+        taken = _fall_through_taken(ctx, subject, info.fall_conditions)
+        if taken is not False:
+            conditions = [c.get_code(include_prefix=False).strip() for c in info.fall_conditions]
+            when = f" when {' and '.join(f'`{c}`' for c in conditions[:2])} is false" if conditions else ""
+            fails_in = restrict(BOTH, subject) if taken else NEVER
+            if fails_in is not None:
+                yield Draft(anchor_span(ctx, fn),
+                            f"{subject.label} can reach the end of its body without a return and then returns "
+                            f"None{when}" + (" (as the file builds it)" if taken else "")
+                            + ": MindSpore fails on that path (GRAPH: output should be a tuple; PYNATIVE: the "
+                            "python function output is none); return a tuple with one gradient per input on every path",
+                            fails_in=fails_in, noqa_line=fn.def_line, subject=subject.site)
     for r in info.returns:
         shape = r.shape
         if shape.kind == "none":
             yield Draft(anchor_span(ctx, fn), f"{subject.label} returns None: return a tuple with one gradient per input",
-                        fails_in=BOTH, related=return_related(ctx, r, "returns None here"), noqa_line=fn.def_line)
+                        fails_in=BOTH, related=return_related(ctx, r, "returns None here"), noqa_line=fn.def_line, subject=subject.site)
         elif shape.kind == "list":
             fix = None
             if shape.via_name is None:
@@ -99,7 +137,7 @@ def non_tuple_drafts(ctx, subject, graph_only_for_single: bool):
                 fix = Fix("Return tuple(...) of the list", (Edit(ctx.program.span(shape.via_name), f"tuple({shape.via_name.value})"),))
             yield Draft(anchor_span(ctx, fn), f"{subject.label} returns a list: GRAPH_MODE requires a tuple",
                         fails_in=frozenset({GRAPH}), fix=fix,
-                        related=return_related(ctx, r, "returns a list here"), noqa_line=fn.def_line)
+                        related=return_related(ctx, r, "returns a list here"), noqa_line=fn.def_line, subject=subject.site)
         elif shape.kind == "value":
             single = subject.lo == subject.hi == 1
             fix = None
@@ -113,4 +151,45 @@ def non_tuple_drafts(ctx, subject, graph_only_for_single: bool):
             yield Draft(anchor_span(ctx, fn), msg,
                         fails_in=frozenset({GRAPH}) if single and graph_only_for_single else BOTH,
                         fix=fix if single else None, related=return_related(ctx, r, "returns here"),
-                        noqa_line=fn.def_line)
+                        noqa_line=fn.def_line, subject=subject.site)
+
+
+def _fall_through_taken(ctx, subject, conditions) -> bool | None:
+    """True when an instance the file builds takes the path to the end of the body (every condition on the way is
+    false for it), False when none does, None when that cannot be told. Reads ``self.flag`` / ``not self.flag``."""
+    site = subject.site
+    if site is None or not conditions:
+        return None
+    per_condition = []
+    for cond in conditions:
+        negated = cond.type == "not_test"
+        expr = cond.children[1] if negated else cond
+        text = dotted(expr)
+        if text is None or not text.startswith("self.") or text.count(".") != 1:
+            return None
+        values = ctx.attribute_values(site.cls, text[5:])
+        if values is None:
+            return None
+        truths = []
+        for v in values:
+            truth = _literal_truth(v)
+            if truth is None:
+                return None
+            truths.append(truth != negated)
+        per_condition.append(truths)
+    # One instance per call: the end is reached when all conditions are false for that instance.
+    reached = [not any(t[i] for t in per_condition) for i in range(len(per_condition[0]))]
+    return any(reached)
+
+
+def _literal_truth(node):
+    if node.type == "keyword":
+        return {"True": True, "False": False, "None": False}.get(node.value)
+    if node.type == "number":
+        try:
+            return bool(complex(node.value.replace("_", "")))
+        except ValueError:
+            return None
+    if node.type == "string":
+        return len(node.value.strip("\"'rbuRBU")) > 0
+    return None

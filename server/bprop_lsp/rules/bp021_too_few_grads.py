@@ -78,7 +78,7 @@ class TooFewGrads(Rule):
                             + ": return one gradient per input, ops.zeros_like(x) for those without one",
                             fails_in=frozenset({GRAPH}) if nested else BOTH,
                             related=return_related(ctx, r, f"returns {s.length} gradient(s) here"),
-                            noqa_line=subject.fn.def_line)
+                            noqa_line=subject.fn.def_line, subject=subject.site)
 
 
 def _is_dict(node) -> bool:

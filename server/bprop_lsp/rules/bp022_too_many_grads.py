@@ -46,7 +46,7 @@ class TooManyGrads(Rule):
                             f"silently drops the last {s.length - subject.hi}",
                             fails_in=NEVER, fix=fix,
                             related=return_related(ctx, r, f"returns {s.length} gradients here"),
-                            noqa_line=subject.fn.def_line)
+                            noqa_line=subject.fn.def_line, subject=subject.site)
 
 
 def _pure(node) -> bool:

@@ -44,7 +44,7 @@ class InconsistentArity(Rule):
                         fails_in=frozenset({GRAPH}),
                         related=return_related(ctx, first, f"returns {first.shape.length} here")
                         + return_related(ctx, odd, f"returns {odd.shape.length} here"),
-                        noqa_line=subject.fn.def_line)
+                        noqa_line=subject.fn.def_line, subject=subject.site)
 
 
 def _depends_on_inputs(fn, returns) -> bool:

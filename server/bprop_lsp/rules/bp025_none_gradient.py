@@ -77,7 +77,7 @@ class NoneGradient(Rule):
                                 f"{subject.label} returns None as gradient {i + 1}: GRAPH_MODE returns None, "
                                 f"PYNATIVE_MODE zeros; return ops.zeros_like(...) instead",
                                 fails_in=NEVER, fix=fix, related=return_related(ctx, r, "None returned here"),
-                                noqa_line=subject.fn.def_line)
+                                noqa_line=subject.fn.def_line, subject=subject.site)
                     break
 
 
