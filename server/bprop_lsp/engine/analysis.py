@@ -223,57 +223,77 @@ def _mode_evidence(ctx: Context, settings: Settings) -> frozenset | None:
     hint = ctx.mode_hint
     if hint:
         modes.add(hint)
-    if _uses_jit(ctx):
-        modes.add("graph")
     return frozenset(modes) or None
 
 
 def _evidence_at(ctx: Context, settings: Settings, span, file_evidence: frozenset | None) -> frozenset | None:
     """The modes a finding's cell runs in. The mode in effect is the one where the network runs: a
     ``set_context`` inside the function that uses the cell beats the module's (bprop-rules.md, further
-    behaviours 30). When functions of the file set different modes, only those that use the cell count."""
+    behaviours 30); a gradient taken inside a ``@jit`` function that reaches the cell follows GRAPH's rules (31).
+    When functions of the file set different modes, only those that use the cell count."""
     if settings.mode in ("graph", "pynative"):
         return file_evidence
     scoped = ctx.__dict__.get("_mode_scopes")
     if scoped is None:
         scoped = ctx.__dict__["_mode_scopes"] = ctx.program.mode_settings()
     in_functions = [(fn, mode) for fn, mode in scoped if fn is not None]
-    if len({mode for _, mode in in_functions}) < 2:
+    jit_functions = _jit_gradient_functions(ctx)
+    if len({mode for _, mode in in_functions}) < 2 and not jit_functions:
         return file_evidence
     p = ctx.program
     leaf = p.module.get_leaf_for_position((span.start.line + 1, span.start.column))
     cls = leaf.search_ancestor("classdef") if leaf is not None else None
     if cls is None:
-        return None
+        return file_evidence
     name = cls.name.value
-    module_modes = {mode for fn, mode in scoped if fn is None}
-    modes: set = set()
-    for fn, mode in in_functions:
-        if name in fn.get_code():
-            modes.add(mode)
-    if not modes:
-        modes = module_modes
-    if file_evidence and "graph" in file_evidence and _uses_jit(ctx):
+    modes: set = set(file_evidence or ())
+    if len({mode for _, mode in in_functions}) >= 2:
+        module_modes = {mode for fn, mode in scoped if fn is None}
+        modes = {mode for fn, mode in in_functions if name in fn.get_code()} or module_modes
+    if any(_reaches(ctx, fn, name) for fn in jit_functions):
         modes.add("graph")
     return frozenset(modes) or None
 
 
-def _uses_jit(ctx: Context) -> bool:
-    from .program import JIT_NAMES
+def _jit_gradient_functions(ctx: Context) -> list:
+    """``@jit`` functions that take a gradient (bprop-rules.md, further behaviours 31)."""
+    cached = ctx.__dict__.get("_jit_gradient_functions")
+    if cached is None:
+        from .program import JIT_NAMES
+
+        cached = []
+        p = ctx.program
+        if "jit" in p.text or "ms_function" in p.text:
+            for fns in p.functions.values():
+                for fn in fns:
+                    if fn.name == "bprop":
+                        continue
+                    if any(n and p.is_mindspore(p.resolve_dotted(n), JIT_NAMES, bare=("jit", "ms.jit", "ms_function"))
+                           for n in fn.decorator_names) and _takes_gradient(fn.node.get_code()):
+                        cached.append(fn.node)
+        ctx.__dict__["_jit_gradient_functions"] = cached
+    return cached
+
+
+def _reaches(ctx: Context, fn_node, class_name: str) -> bool:
+    """Whether the function's code names the class, directly or through module-level names bound to expressions
+    that do (``net = Net()``, ``grad_fn = ms.grad(net)``), up to three steps."""
+    import re
 
     p = ctx.program
-    if "jit" not in p.text and "ms_function" not in p.text:
-        return False
-    for fns in p.functions.values():
-        for fn in fns:
-            if fn.name == "bprop":
-                continue
-            for name in fn.decorator_names:
-                if name and p.is_mindspore(p.resolve_dotted(name), JIT_NAMES, bare=("jit", "ms.jit", "ms_function")):
-                    # @jit elsewhere (even on the cell's construct) leaves PYNATIVE's rules in force; a gradient
-                    # taken inside a @jit function follows GRAPH's (bprop-rules.md, further behaviours 31).
-                    if _takes_gradient(fn.node.get_code()):
-                        return True
+    code = fn_node.get_code()
+    seen: set = set()
+    frontier = [code]
+    for _ in range(3):
+        names = set()
+        for text in frontier:
+            if re.search(rf"\b{re.escape(class_name)}\b", text):
+                return True
+            names |= set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text)) - seen
+        seen |= names
+        frontier = [v.get_code() for n in names for v in p.assignments.get(n, ())]
+        if not frontier:
+            break
     return False
 
 

@@ -161,6 +161,8 @@ class Context:
                 modes = frozenset({"graph"})
             if bprop.ambiguous:
                 continue  # which definition runs depends on a condition we cannot decide
+            if "custom_vjp" in cls.node.get_code():
+                continue  # MindSpore's custom_vjp cells: `bprop(self, *args)` is special-cased by that flag
             resolved = self.resolve_member(bprop)
             if resolved is None and bprop.value is not None and bprop.function is None and _is_none(bprop.value) is False:
                 continue  # bound to something we cannot resolve: unknown, never guessed

@@ -16,6 +16,17 @@ class NoneGradient(Rule):
     fix_safe = False
     valid = (
         Valid(example("""
+            from mindspore import nn
+
+            class Affine(nn.Cell):
+                def construct(self, x, w=None):
+                    return x if w is None else x * w
+                def bprop(self, x, w, out, dout):
+                    if w is not None:
+                        return dout * w, dout * x
+                    return dout, None
+            """), "an optional input that is None gets None"),
+        Valid(example("""
             from mindspore import nn, ops
 
             class Repeat(nn.Cell):
@@ -68,6 +79,8 @@ class NoneGradient(Rule):
                         not_tensors = ctx.non_tensor_inputs(site) if site is not None else set()
                     if i in not_tensors:
                         continue  # an int/shape/index argument: it has no gradient to diverge
+                    if i < len(params) and _optional_input(subject.fn, params[i], site, i):
+                        continue  # the input itself may be None (`w=None`, `if w is not None:`): None is its gradient
                     fix = None
                     if ops_alias and s.via_name is None and i < len(params) and i < subject.hi:
                         fix = Fix(f"Replace None with {ops_alias}.zeros_like({params[i]})",
@@ -89,3 +102,16 @@ def _ops_alias(ctx) -> str | None:
         if full == "mindspore":
             return f"{name}.ops"
     return None
+
+
+def _optional_input(fn, name: str, site, index: int) -> bool:
+    """An input that may be None: construct defaults it to None, or the bprop tests it against None."""
+    code = fn.node.get_code()
+    if f"{name} is None" in code or f"{name} is not None" in code:
+        return True
+    if site is not None and site.construct is not None:
+        params = [q for q in site.construct.params if q.kind in ("positional", "posonly")][1:]
+        if index < len(params):
+            default = params[index].node.default
+            return default is not None and default.type == "keyword" and default.value == "None"
+    return False

@@ -32,6 +32,8 @@ class IgnoresDout(Rule):
     mindspore_says = ("No error: the gradients are silently wrong (the same whatever the loss). In MindSpore `out` is "
                       "the forward result and `dout` the incoming gradient (PyTorch's grad_output).")
     valid = (
+        Valid("from mindspore import nn, Tensor\nclass Z(nn.Cell):\n    def construct(self, x):\n        return x\n"
+              "    def bprop(self, x, out, dout):\n        return (Tensor(0.0),)\n", "a constant zero Tensor"),
         Valid(_CELL + "        return (dout * ops.cos(x),)\n"),
         Valid("from mindspore import nn\nclass RoundSTE(nn.Cell):\n    def construct(self, x):\n        return x.round()\n"
               "    def bprop(self, x, out, dout):\n        return (dout,)\n", "a straight-through estimator reads dout"),
@@ -245,6 +247,14 @@ def _looks_zero(node, assignments, depth: int) -> bool:
         # ops.fill(dtype, shape, 0), ops.full_like(x, 0), ops.full(shape, 0)
         callee = node.children[-2].get_code() if len(node.children) >= 2 else ""
         trailer = node.children[-1]
+        if callee.rsplit(".", 1)[-1] in ("Tensor", "tensor", "array", "asarray", "float16", "float32", "float64",
+                                          "int32", "int64", "float") and len(trailer.children) == 3:
+            # Tensor(0.0), ms.Tensor(0, ms.float32), np.array(0.0): a constant zero gradient
+            args = trailer.children[1]
+            first = args.children[0] if args.type == "arglist" else args
+            if first.type == "argument":
+                return False
+            return _looks_zero(first, assignments, depth)
         if any(k in callee for k in ("fill", "full")) and len(trailer.children) == 3:
             args = trailer.children[1]
             last = args.children[-1] if args.type == "arglist" else args
