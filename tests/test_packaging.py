@@ -239,3 +239,34 @@ def test_installed_serve_answers_over_stdio(installed_wheel, tmp_path):
     assert "textDocumentSync" in replies[1]["result"]["capabilities"]
     assert replies[2]["result"] is None
     assert proc.returncode == 0, proc.stderr[-2000:]
+
+
+# --- the release workflow -------------------------------------------------------------------------------------
+
+def test_release_workflow_builds_publishes_with_trusted_publishing_and_attaches_the_vsix():
+    yaml = pytest.importorskip("yaml")
+    wf = yaml.safe_load((ROOT / ".github/workflows/release.yml").read_text())
+    on = wf.get("on", wf.get(True))  # YAML 1.1 reads the key `on` as True
+    assert on == {"push": {"tags": ["v*"]}}
+    jobs = wf["jobs"]
+    build_steps = " ".join(str(step.get("run", "")) for step in jobs["build"]["steps"])
+    assert "python -m build" in build_steps and "npm run package" in build_steps and "pytest" in build_steps
+    publish = jobs["publish-pypi"]
+    assert publish["permissions"] == {"id-token": "write"} and publish["environment"]["name"] == "pypi"
+    assert any(str(step.get("uses", "")).startswith("pypa/gh-action-pypi-publish") for step in publish["steps"])
+    assert not any("password" in (step.get("with") or {}) for step in publish["steps"]), "trusted publishing: no token"
+    release = " ".join(str(step.get("run", "")) for step in jobs["github-release"]["steps"])
+    assert "gh release create" in release
+    assert any(".vsix" in str(step.get("run", "")) for step in jobs["build"]["steps"])
+
+
+def test_versions_agree():
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+    version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+    assert json.loads((ROOT / "vscode-client/package.json").read_text())["version"] == version
+    import bprop_lsp
+
+    assert bprop_lsp.__version__ == version
