@@ -58,12 +58,16 @@ fs.mkdirSync(outDir, { recursive: true });
     const docTab = page.locator('.tabs-container .tab', { hasText: 'BP001.md' });
     await docTab.first().waitFor({ timeout: 20000 });
     lap(`code link opened: ${(await docTab.first().innerText()).replace(/\s+/g, ' ')}`);
+    await page.waitForTimeout(1500);  // let the preview render for the screenshot
     await shot(page, '1b-rule-doc.png');
     await page.keyboard.press('Control+W');
     await docTab.first().waitFor({ state: 'detached', timeout: 10000 });
 
-    // the quick fix: cursor on the def bprop line, Ctrl+., pick the fix, Enter
+    // the quick fix: cursor on the def bprop line, inside the squiggle (the diagnostic's range), Ctrl+., pick the
+    // fix, Enter
     await page.locator('.view-line', { hasText: 'def bprop(self, x, y, out):' }).first().click();
+    const squiggle = await page.locator('.squiggly-error').first().boundingBox();
+    if (squiggle) await page.mouse.click(squiggle.x + squiggle.width / 2, squiggle.y + squiggle.height / 2);
     await page.keyboard.press('Control+.');
     const menu = page.locator('.action-widget .monaco-list-row.action');
     await menu.first().waitFor({ timeout: 20000 });
