@@ -6,8 +6,8 @@
 #
 # Needs: Python >= 3.10 with venv; for the editor and VS Code parts Debian/Ubuntu (apt-get) and root or
 # passwordless sudo (Emacs, Vim, ALE, Neovim 0.7, Chromium, a C++ toolchain), node >= 20 with npm; network to
-# PyPI, the Debian archive and the npm registry on the first run. First run about 10-12 minutes on 2 cores,
-# later runs about 6 (README.md, "Testing").
+# PyPI, the Debian archive and the npm registry on the first run. First run about 25 minutes on a shared
+# 2-core machine, later runs about 12 (README.md, "Testing").
 # Switches: PYTHON (the interpreter that makes .venv), SKIP_VSCODE=1 (no VS Code part),
 #   BPROP_EDITORS_NEOVIM07=0 (scripts/install-editors.sh), and those of vscode-client/scripts/test-in-vscode.sh.
 # Arguments go to pytest, e.g. `bash scripts/test.sh -m "not editor" -x`.
