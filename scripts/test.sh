@@ -1,7 +1,17 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh machine: installs what the tests need from the project's own
 # files (pip extras, Debian packages for the editor tests, npm ci for the VS Code extension), then runs
-# the Python tests (engine, CLI, language server over stdio, real editors) and the VS Code tests.
+# the Python tests (engine, CLI, packaging, language server over stdio, real editors, bounded fuzzing) and
+# the VS Code tests.
+#
+# Needs: Python >= 3.10 with venv; for the editor and VS Code parts Debian/Ubuntu (apt-get) and root or
+# passwordless sudo (Emacs, Vim, ALE, Neovim 0.7, Chromium, a C++ toolchain), node >= 20 with npm; network to
+# PyPI, the Debian archive and the npm registry on the first run. First run about 25 minutes on a shared
+# 2-core machine, later runs about 12 (README.md, "Testing").
+# Switches: PYTHON (the interpreter that makes .venv), SKIP_VSCODE=1 (no VS Code part),
+#   BPROP_EDITORS_NEOVIM07=0 (scripts/install-editors.sh), and those of vscode-client/scripts/test-in-vscode.sh.
+# Arguments go to pytest, e.g. `bash scripts/test.sh -m "not editor" -x`.
+# Exit status: 0 when everything passed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)

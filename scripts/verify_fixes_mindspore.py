@@ -2,10 +2,11 @@
 """Apply every fix bprop-lsp offers to the oracle cases and run the fixed programs under real MindSpore.
 
     python3 scripts/verify_fixes_mindspore.py --python /path/to/venv-with-mindspore/bin/python \
-        [--oracle ../shared/oracle] [--out /tmp/fixed-oracle]
+        [--oracle tests/fixtures/oracle] [--out /tmp/fixed-oracle]
 
-Needs a Python with ``mindspore==2.10.0`` and ``numpy<2`` (a separate venv, ~800 MB) and the shared
-oracle's ``run_oracle.py``. It is a release check, not part of the test suite (MindSpore is not a test
+Needs a Python with ``mindspore==2.10.0`` and ``numpy<2`` (a separate venv, ~800 MB:
+``python3 -m venv /tmp/ms && /tmp/ms/bin/pip install mindspore==2.10.0 "numpy<2"``) and the oracle's
+``run_oracle.py`` (the repository's copy is tests/fixtures/oracle/run_oracle.py). It is a release check, not part of the test suite (MindSpore is not a test
 dependency). Prints one line per fixed case: the rule, and the status in GRAPH_MODE and PYNATIVE_MODE.
 """
 from __future__ import annotations
@@ -23,7 +24,7 @@ from bprop_lsp.engine import analyze, fix_all  # noqa: E402
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--python", required=True, help="a Python with mindspore 2.10 installed")
-    ap.add_argument("--oracle", default=str(Path(__file__).resolve().parents[2] / "shared" / "oracle"))
+    ap.add_argument("--oracle", default=str(Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "oracle"))
     ap.add_argument("--out", default="/tmp/bprop-lsp-fixed-oracle")
     ap.add_argument("--jobs", type=int, default=2)
     a = ap.parse_args()

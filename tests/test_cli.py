@@ -44,7 +44,8 @@ def test_seed_gets_exactly_one_bp001_at_the_def(capsys, seed):
     assert f["location"] == {"row": 8, "column": 9} and f["end_location"] == {"row": 8, "column": 14}
     assert f["severity"] == "error" and f["filename"] == str(seed)
     assert "must take (self, x, y, out, dout): it lacks dout" in f["message"]
-    assert f["url"].startswith("https://") and f["fix"]["applicability"] == "safe"
+    assert f["url"].startswith(("https://", "file:///")) and f["url"].endswith("/BP001.md")
+    assert f["fix"]["applicability"] == "safe"
     assert f["fix"]["edits"] == [{"content": ", dout", "location": {"row": 8, "column": 30},
                                   "end_location": {"row": 8, "column": 30}}]
 

@@ -1,6 +1,7 @@
 ;;; bprop-lsp-lsp-mode.el --- bprop-lsp in Emacs with lsp-mode  -*- lexical-binding: t; -*-
 ;; lsp-mode runs several servers per buffer: bprop-lsp is registered as an add-on next to pyright, pylsp...
-;; Needs `bprop-lsp' on PATH (pip install bprop-lsp), or write its full path.
+;; Needs `bprop-lsp' on PATH (pip install /path/to/bprop-lsp-checkout today; pip install bprop-lsp once
+;; released), or write its full path.
 (require 'lsp-mode)
 (lsp-register-client
  (make-lsp-client

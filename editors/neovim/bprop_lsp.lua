@@ -1,6 +1,7 @@
 -- bprop-lsp for Neovim 0.11+ (built-in client: vim.lsp.config / vim.lsp.enable).
 -- Put this in your init.lua.
--- Needs `bprop-lsp` on PATH (pip install bprop-lsp), or give the full path in `cmd`.
+-- Needs `bprop-lsp` on PATH (pip install /path/to/bprop-lsp-checkout today; pip install bprop-lsp once
+-- released), or give the full path in `cmd`.
 vim.lsp.config("bprop_lsp", {
   cmd = { "bprop-lsp", "serve" },
   filetypes = { "python" },

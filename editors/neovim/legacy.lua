@@ -1,5 +1,7 @@
 -- bprop-lsp for Neovim 0.7 to 0.10 without plugins (on 0.11+ use bprop_lsp.lua instead).
 -- Starts one bprop-lsp per project root and attaches it to every Python buffer.
+-- Needs `bprop-lsp` on PATH (pip install /path/to/bprop-lsp-checkout today; pip install bprop-lsp once
+-- released), or give the full path in `cmd`.
 vim.api.nvim_create_autocmd("FileType", {
   group = vim.api.nvim_create_augroup("bprop_lsp", { clear = true }),
   pattern = "python",

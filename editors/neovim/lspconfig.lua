@@ -1,5 +1,7 @@
 -- bprop-lsp through nvim-lspconfig (for Neovim 0.8 to 0.10, where vim.lsp.config does not exist yet).
 -- bprop-lsp is not one of lspconfig's bundled servers, so register it as a custom server first.
+-- Needs `bprop-lsp` on PATH (pip install /path/to/bprop-lsp-checkout today; pip install bprop-lsp once
+-- released), or give the full path in `cmd`.
 local lspconfig = require("lspconfig")
 local configs = require("lspconfig.configs")
 if not configs.bprop_lsp then

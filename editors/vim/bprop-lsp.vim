@@ -1,5 +1,6 @@
 " bprop-lsp in Vim 9 (or Neovim) with ALE: put this in your vimrc (`packadd ale` loads ALE when it is
-" an optional package, as Debian's vim-ale is). Needs `bprop-lsp` on PATH (pip install bprop-lsp).
+" an optional package, as Debian's vim-ale is). Needs `bprop-lsp` on PATH (pip install
+" /path/to/bprop-lsp-checkout today; pip install bprop-lsp once released).
 silent! packadd ale
 
 function! BpropLspRoot(buffer) abort

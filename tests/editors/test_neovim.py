@@ -67,7 +67,8 @@ def nvim011() -> str:
 def nvim_legacy() -> str:
     exe = _find((0, 7), (0, 11))
     if exe is None:
-        pytest.skip("no Neovim 0.7-0.10 on this machine (optional: apt-get install neovim, Debian 12 has 0.7.2)")
+        pytest.skip("no Neovim 0.7-0.10 on this machine: `bash scripts/install-editors.sh` installs Debian's neovim "
+                    "(0.7.2; or `apt-get install neovim`), then `python -m pytest tests/editors -k legacy`")
     return exe
 
 

@@ -5,12 +5,14 @@
 #   npm  `npm ci` here (vscode-languageclient; typescript, @vscode/vsce, mocha, playwright-core),
 #        `npm ci` of scripts/code-server (code-server 4.100.3) into .vscode-test/code-server
 #   PyPI the server's pinned pure-Python dependencies (once, into .wheelhouse/) for the .vsix
-# Then: compile, bundle, `vsce package` (in a network namespace with no network when possible), and
+# Then: compile, the unit tests (node --test out/unit), bundle, `vsce package` (in a network namespace with no
+#   network when possible), check the .vsix (icon, rule pages, README links: scripts/check-vsix.js), and
 #   1. the mocha suite (src/test/suite) inside code-server's real extension host, with the extension
 #      loaded from the unpacked .vsix: BP001 at the def line, quick fix, fix-all, a setting reaching the
 #      server, restart after the server is killed, pyproject.toml not overridden by VS Code defaults,
 #      bprop-lsp.path, notebook cells;
-#   1b. the same suite in an untrusted workspace whose settings name a program (which must never run);
+#   1b. the same suite in an untrusted workspace whose settings name a program (which must never run), with
+#       a python3 in the workspace first on PATH and ${workspaceFolder} in the user settings (never used);
 #   2. a Playwright smoke test of the workbench with the .vsix installed: squiggle, Problems-panel row,
 #      quick fix through Ctrl+., save. Screenshots and logs go to $BPROP_ARTIFACTS (.artifacts/vscode).
 # Exit status: 0 all passed, 1 a test failed, 2 setup failed.
@@ -66,6 +68,9 @@ cs=$cache/code-server/node_modules/.bin/code-server
 # --- 2. build and package ------------------------------------------------------------------------
 say "compile + bundle the server"
 npm run --silent compile >"$artifacts/build.log" 2>&1 || { cat "$artifacts/build.log"; die "tsc"; }
+status=0
+say "unit tests (node --test out/unit: program settings, PATH search)"
+node --test out/unit/ >"$artifacts/unit.log" 2>&1 || { cat "$artifacts/unit.log"; say "UNIT TESTS FAILED"; status=1; }
 npm run --silent bundle >>"$artifacts/build.log" 2>&1 || { tail -30 "$artifacts/build.log"; die "bundling the Python server"; }
 say "vsce package"
 pkg=(npm run --silent package)
@@ -78,6 +83,8 @@ ext_dir=$cache/ext-under-test
 rm -rf "$ext_dir"
 python3 -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])' "$vsix" "$ext_dir"
 say "packaged $(du -k "$vsix" | cut -f1) KB; unpacked to $ext_dir/extension"
+# the icon, the bundled rule pages, and README links that resolve on the Marketplace page
+node scripts/check-vsix.js "$ext_dir/extension" || status=1
 
 # --- 3. code-server helpers ----------------------------------------------------------------------
 run=$(mktemp -d "${TMPDIR:-/tmp}/bprop-vscode.XXXXXX")
@@ -146,8 +153,6 @@ keep_logs() { # copy VS Code's logs (extension host, bprop-lsp output channel) i
   [ -d "$run/$1/user/logs" ] && cp -r "$run/$1/user/logs" "$artifacts/$1-vscode-logs" 2>/dev/null || true
 }
 
-status=0
-
 # --- 4. mocha suite inside the real extension host -----------------------------------------------
 # run_exttests NAME WORKSPACE (the extension host inherits BPROP_TEST_GREP from code-server's env)
 run_exttests() {
@@ -180,9 +185,12 @@ elif [ -z "${BPROP_TEST_GREP:-}" ]; then
   printf '#!/bin/sh\ntouch "%s/evil-ran"\nexec python3 "$@"\n' "$ws" >"$ws/evil.sh"
   chmod +x "$ws/evil.sh"
   printf '{ "bprop-lsp.path": ["%s/evil.sh"], "bprop-lsp.interpreter": ["%s/evil.sh"] }\n' "$ws" "$ws" >"$ws/.vscode/settings.json"
-  profile untrusted '"security.workspace.trust.enabled": true, "security.workspace.trust.startupPrompt": "never", "security.workspace.trust.emptyWindow": false'
+  # a python3 in the workspace and in its bin/, both first on PATH (bin/ and "."): the PATH search must skip them
+  mkdir -p "$ws/bin" && cp "$ws/evil.sh" "$ws/bin/python3" && cp "$ws/evil.sh" "$ws/python3"
+  # user settings naming the workspace through a variable: not expanded in an untrusted workspace
+  profile untrusted '"security.workspace.trust.enabled": true, "security.workspace.trust.startupPrompt": "never", "security.workspace.trust.emptyWindow": false, "bprop-lsp.interpreter": ["${workspaceFolder}/evil.sh"]'
   sed -i 's/"security.workspace.trust.enabled": false,//' "$run/untrusted/user/User/settings.json"
-  trust_flag= start_cs untrusted "$ws"
+  PATH="$ws/bin:.:$PATH" trust_flag= start_cs untrusted "$ws"
   run_exttests untrusted "$ws" || status=1
   stop_cs
   keep_logs untrusted

@@ -1,6 +1,6 @@
 // Playwright smoke test of the real VS Code workbench (code-server 4.100.3 + Debian chromium) with the
-// .vsix installed: the BP001 squiggle, its Problems-panel row, and the quick fix applied through the UI
-// (Ctrl+. then Enter) and saved. Screenshots go to OUT_DIR.
+// .vsix installed: the BP001 squiggle, its Problems-panel row, its code link opening the bundled rule page, and
+// the quick fix applied through the UI (Ctrl+. then Enter) and saved. Screenshots go to OUT_DIR.
 // usage: node ui-smoke.js BASE_URL WORKSPACE FILE OUT_DIR
 'use strict';
 const fs = require('fs');
@@ -53,8 +53,21 @@ fs.mkdirSync(outDir, { recursive: true });
     if (!/\[Ln 5, Col \d+\]/.test(rowText)) throw new Error(`Problems row is not on line 5: ${rowText}`);
     await shot(page, '1-diagnostic.png');
 
-    // the quick fix: cursor on the def bprop line, Ctrl+., pick the fix, Enter
+    // the row's code link (BP001) opens the rule page bundled in the extension (bprop-lsp.openRuleDoc)
+    await row.first().locator('a', { hasText: 'BP001' }).first().click();
+    const docTab = page.locator('.tabs-container .tab', { hasText: 'BP001.md' });
+    await docTab.first().waitFor({ timeout: 20000 });
+    lap(`code link opened: ${(await docTab.first().innerText()).replace(/\s+/g, ' ')}`);
+    await page.waitForTimeout(1500);  // let the preview render for the screenshot
+    await shot(page, '1b-rule-doc.png');
+    await page.keyboard.press('Control+W');
+    await docTab.first().waitFor({ state: 'detached', timeout: 10000 });
+
+    // the quick fix: cursor on the def bprop line, inside the squiggle (the diagnostic's range), Ctrl+., pick the
+    // fix, Enter
     await page.locator('.view-line', { hasText: 'def bprop(self, x, y, out):' }).first().click();
+    const squiggle = await page.locator('.squiggly-error').first().boundingBox();
+    if (squiggle) await page.mouse.click(squiggle.x + squiggle.width / 2, squiggle.y + squiggle.height / 2);
     await page.keyboard.press('Control+.');
     const menu = page.locator('.action-widget .monaco-list-row.action');
     await menu.first().waitFor({ timeout: 20000 });

@@ -7,6 +7,7 @@ import {
 import { resolveServerCommand, ServerCommand } from './server';
 import { createTraceChannel } from './trace';
 import { explicitSettings, initializationOptions, PROCESS_KEYS, SECTION, SERVER_KEYS } from './settings';
+import { OPEN_RULE_DOC, openRuleDoc, routeCodeLink } from './ruleDocs';
 
 export const FIX_ALL_KIND = vscode.CodeActionKind.SourceFixAll.append('bprop-lsp');
 
@@ -92,6 +93,16 @@ async function startClient(context: vscode.ExtensionContext): Promise<void> {
     // {globalSettings, settings: [{workspace, ...}]}: only what the user set (see explicitSettings)
     initializationOptions,
     middleware: {
+      // code links (BP001 in the Problems panel and hovers) open the rule's page through bprop-lsp.openRuleDoc:
+      // the online page when reachable, else the one bundled with the server
+      handleDiagnostics: (uri, diagnostics, next) => next(uri, diagnostics.map(routeCodeLink)),
+      provideDiagnostics: async (document, previousResultId, token, next) => {
+        const report = await next(document, previousResultId, token);
+        if (report && report.kind === 'full') {
+          report.items = report.items.map(routeCodeLink);
+        }
+        return report;
+      },
       workspace: {
         // the server also asks for section "bprop-lsp"; answer with the explicitly set values only, so
         // VS Code's defaults never override the project's [tool.bprop-lsp] table
@@ -181,6 +192,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<BpropL
     vscode.commands.registerCommand('bprop-lsp.restart', () => restart(context)),
     vscode.commands.registerCommand('bprop-lsp.showLogs', () => log.show()),
     vscode.commands.registerCommand('bprop-lsp.fixAll', fixAll),
+    vscode.commands.registerCommand(OPEN_RULE_DOC, (code?: unknown, href?: unknown) => openRuleDoc(context.extensionPath, log, code, href)),
     vscode.workspace.onDidChangeConfiguration((e) => {
       // Any bprop-lsp setting but trace.server (vscode-languageclient applies that one live) restarts the
       // server: interpreter/path pick the process, and a fresh server reads mode/select/ignore at initialize.

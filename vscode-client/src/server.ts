@@ -3,6 +3,7 @@ import * as vscode from 'vscode';
 import * as path from 'path';
 import { execFile } from 'child_process';
 import { executableSetting } from './settings';
+import { findOnPath } from './resolve';
 
 export interface ServerCommand {
   command: string;
@@ -14,11 +15,11 @@ export interface ServerCommand {
 
 const MIN_PYTHON: [number, number] = [3, 10];
 
-/** `major.minor` of a Python, or undefined if it does not run. */
-function pythonVersion(argv: string[]): Promise<[number, number] | undefined> {
+/** `major.minor` of a Python, or undefined if it does not run. `cwd` is never a workspace folder. */
+function pythonVersion(argv: string[], cwd: string): Promise<[number, number] | undefined> {
   return new Promise((resolve) => {
     execFile(argv[0], [...argv.slice(1), '-I', '-c', 'import sys; print("%d.%d" % sys.version_info[:2])'],
-      { timeout: 15000 }, (err, stdout) => {
+      { timeout: 15000, cwd }, (err, stdout) => {
         const m = /^(\d+)\.(\d+)/.exec((stdout ?? '').trim());
         resolve(err || !m ? undefined : [Number(m[1]), Number(m[2])]);
       });
@@ -56,16 +57,37 @@ export async function resolveServerCommand(context: vscode.ExtensionContext, log
   const resource = folder?.uri;
   const cwd = folder?.uri.scheme === 'file' ? folder.uri.fsPath : context.extensionPath;
 
+  const folders = (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === 'file').map((f) => f.uri.fsPath);
+  // a bare program name is looked up on PATH by us (never in a workspace folder, never relative to the cwd)
+  const absolute = (argv: string[]): string[] | undefined => {
+    if (vscode.workspace.isTrusted && folder?.uri.scheme === 'file' && /[\\/]/.test(argv[0]) && !path.isAbsolute(argv[0])) {
+      return [path.resolve(folder.uri.fsPath, argv[0]), ...argv.slice(1)];  // trusted: relative to the folder
+    }
+    const found = findOnPath(argv[0], { pathEnv: process.env.PATH ?? '', workspaceFolders: folders, pathExt: process.env.PATHEXT });
+    return found ? [found, ...argv.slice(1)] : undefined;
+  };
+
   // 1. an installed bprop-lsp named by bprop-lsp.path (user settings only in an untrusted workspace)
-  const exe = executableSetting('path', resource);
-  if (exe.length) {
-    return { command: exe[0], args: [...exe.slice(1), 'serve'], cwd, origin: 'bprop-lsp.path' };
+  const exeSetting = executableSetting('path', resource);
+  if (exeSetting.problem) {
+    log.warn(`bprop-lsp: ${exeSetting.problem}`);
+  }
+  if (exeSetting.argv.length) {
+    const exe = absolute(exeSetting.argv);
+    if (exe) {
+      return { command: exe[0], args: [...exe.slice(1), 'serve'], cwd, origin: 'bprop-lsp.path' };
+    }
+    log.warn(`bprop-lsp: bprop-lsp.path (${exeSetting.argv[0]}) not found on PATH (outside the workspace); using the bundled server`);
   }
 
   // 2. the bundled server on some Python >= 3.10
   const entry = path.join(context.extensionPath, 'bundled', 'tool', 'bprop_lsp_server.py');
   const candidates: Array<{ argv: string[]; origin: string }> = [];
-  const configured = executableSetting('interpreter', resource);
+  const interpreterSetting = executableSetting('interpreter', resource);
+  if (interpreterSetting.problem) {
+    log.warn(`bprop-lsp: ${interpreterSetting.problem}`);
+  }
+  const configured = interpreterSetting.argv;
   if (configured.length) {
     candidates.push({ argv: configured, origin: 'bprop-lsp.interpreter' });
   } else {
@@ -79,7 +101,13 @@ export async function resolveServerCommand(context: vscode.ExtensionContext, log
     }
   }
   for (const c of candidates) {
-    const v = await pythonVersion(c.argv);
+    const argv = absolute(c.argv);
+    if (!argv) {
+      log.info(`bprop-lsp: ${c.origin} (${c.argv[0]}) not found${path.isAbsolute(c.argv[0]) ? '' : ' on PATH outside the workspace folders'}`);
+      continue;
+    }
+    c.argv = argv;
+    const v = await pythonVersion(c.argv, context.extensionPath);
     if (!v) {
       log.info(`bprop-lsp: ${c.origin} (${c.argv.join(' ')}) does not run`);
       continue;

@@ -91,7 +91,7 @@ def _full(r: Reported, color: bool) -> str:
     if f.fix is not None:
         safety = "" if f.fix.is_safe else " (unsafe: applied only with --unsafe-fixes)"
         out.append(f"{cyan}{' ' * gutter} ={reset} help: {f.fix.title}{safety}")
-    out.append(f"{cyan}{' ' * gutter} ={reset} docs: {f.url}")
+    out.append(f"{cyan}{' ' * gutter} ={reset} docs: bprop-lsp rule {f.code} ({f.url})")
     return "\n".join(out) + "\n\n"
 
 

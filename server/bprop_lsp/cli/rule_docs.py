@@ -49,3 +49,44 @@ def run_rule(args) -> int:
         return 2
     sys.stdout.write(rule_markdown(rule))
     return 0
+
+
+# What `python -m bprop_lsp.cli.rule_docs` writes, relative to the repository root: the rule pages and the settings
+# schema inside the package (shipped in the wheel and the .vsix; findings link to the pages), and their copies in
+# docs/. tests/test_packaging.py keeps every file equal to this.
+def generated_files() -> dict[str, str]:
+    from .settings_schema import settings_schema_json
+
+    files = {f"server/bprop_lsp/docs/rules/{r.code}.md": rule_markdown(r) for r in ALL_RULES}
+    files["docs/rules.md"] = all_rules_markdown()
+    files["server/bprop_lsp/docs/tool-bprop-lsp.schema.json"] = settings_schema_json()
+    files["docs/tool-bprop-lsp.schema.json"] = settings_schema_json()
+    return files
+
+
+def write_generated_files(root) -> list[str]:
+    """Write what generated_files() says under ``root``; remove rule pages no rule has. Returns what changed."""
+    from pathlib import Path
+
+    root = Path(root)
+    files = generated_files()
+    changed = []
+    for rel, text in files.items():
+        path = root / rel
+        if not path.is_file() or path.read_text(encoding="utf-8") != text:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8", newline="\n")
+            changed.append(rel)
+    for stale in (root / "server/bprop_lsp/docs/rules").glob("*.md"):
+        if stale.relative_to(root).as_posix() not in files:
+            stale.unlink()
+            changed.append(stale.relative_to(root).as_posix())
+    return changed
+
+
+if __name__ == "__main__":  # python -m bprop_lsp.cli.rule_docs [REPO_ROOT]: regenerate the shipped docs
+    from pathlib import Path
+
+    repo = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parents[3]
+    for rel in write_generated_files(repo):
+        print(f"wrote {rel}")

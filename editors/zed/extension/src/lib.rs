@@ -14,7 +14,11 @@ impl zed::Extension for BpropLsp {
     ) -> Result<zed::Command> {
         let command = worktree
             .which("bprop-lsp")
-            .ok_or_else(|| "bprop-lsp is not on PATH: pip install bprop-lsp".to_string())?;
+            .ok_or_else(|| {
+                "bprop-lsp is not on PATH: pip install /path/to/bprop-lsp-checkout \
+                 (pip install bprop-lsp once released)"
+                    .to_string()
+            })?;
         Ok(zed::Command { command, args: vec!["serve".into()], env: Default::default() })
     }
 }

@@ -214,6 +214,57 @@ describe('bprop-lsp in a real VS Code', function () {
     await vscode.commands.executeCommand('workbench.action.closeActiveEditor');
   });
 
+  it("a finding's code link opens the rule page through bprop-lsp.openRuleDoc", async function () {
+    await vscode.window.showTextDocument(doc);
+    await setText(SEED);
+    const [d] = await waitFor('BP001 on the seed', () => (bp001(uri).length ? bp001(uri) : undefined));
+    assert.ok(typeof d.code === 'object', 'the diagnostic has a code link');
+    const target = (d.code as { target: vscode.Uri }).target;
+    assert.strictEqual(target.scheme, 'command');
+    assert.strictEqual(target.path, 'bprop-lsp.openRuleDoc');
+    const [code, href] = JSON.parse(decodeURIComponent(target.query));
+    assert.strictEqual(code, 'BP001');
+    // the server links the page bundled with it (no website yet): a valid file URI of an existing file
+    assert.ok(/^file:\/\/\/.*\/bprop_lsp\/docs\/rules\/BP001\.md$/.test(href), href);
+    // and the command opens that page
+    const opened = await vscode.commands.executeCommand<vscode.Uri>('bprop-lsp.openRuleDoc', code, href);
+    assert.ok(opened && opened.scheme === 'file' && opened.fsPath.endsWith(path.join('docs', 'rules', 'BP001.md')), String(opened));
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+    await vscode.window.showTextDocument(doc);
+  });
+
+  it('bprop-lsp.openRuleDoc falls back to the bundled page when the online one cannot be reached', async function () {
+    // port 9 (discard) on the loopback: refused at once, like an offline machine
+    const opened = await vscode.commands.executeCommand<vscode.Uri>('bprop-lsp.openRuleDoc', 'BP020', 'http://127.0.0.1:9/rules/BP020.md');
+    const ext = vscode.extensions.getExtension(EXTENSION_ID)!;
+    assert.ok(opened, 'a page was opened');
+    assert.strictEqual(opened.fsPath, path.join(ext.extensionPath, 'bundled', 'libs', 'bprop_lsp', 'docs', 'rules', 'BP020.md'));
+    const text = Buffer.from(await vscode.workspace.fs.readFile(opened)).toString();
+    assert.ok(text.startsWith('## BP020 '), text.slice(0, 80));
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+    await vscode.window.showTextDocument(doc);
+  });
+
+  it('inlay hints are on by default and sent to the server as inlayHints.enable', async function () {
+    assert.strictEqual(vscode.workspace.getConfiguration('bprop-lsp').get('inlayHints.enable'), true);
+    const init = api.client()?.clientOptions.initializationOptions;
+    const opts = (typeof init === 'function' ? init() : init) as { globalSettings: Record<string, unknown>; settings: Array<Record<string, unknown>> };
+    assert.deepStrictEqual(opts.globalSettings.inlayHints, { enable: true });
+    assert.ok(opts.settings.every((s) => JSON.stringify(s.inlayHints) === '{"enable":true}'), JSON.stringify(opts.settings));
+    await configure('inlayHints.enable', false);
+    try {
+      await api.ready();
+      await waitFor('the restarted client sends enable: false', () => {
+        const i = api.client()?.clientOptions.initializationOptions;
+        const o = (typeof i === 'function' ? i() : i) as { settings: Array<Record<string, unknown>> } | undefined;
+        return o?.settings.every((s) => JSON.stringify(s.inlayHints) === '{"enable":false}');
+      });
+    } finally {
+      await configure('inlayHints.enable', undefined);
+    }
+    await api.ready();
+  });
+
   after(async function () {
     await setText(SEED);
     await doc.save();

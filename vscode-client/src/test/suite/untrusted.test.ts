@@ -26,6 +26,12 @@ describe('bprop-lsp in an untrusted workspace', function () {
     assert.ok(cmd, 'a server command');
     assert.ok(!/bprop-lsp\.(path|interpreter)/.test(cmd.origin), `origin: ${cmd.origin}`);
     assert.ok(!cmd.command.includes('evil') && !cmd.args.some((a) => a.includes('evil')), JSON.stringify(cmd));
+    // the interpreter was resolved to an absolute path outside the workspace, though PATH starts with the
+    // workspace's bin/ (which has a python3) and "." (test-in-vscode.sh), and though the user settings name
+    // ${workspaceFolder}/evil.sh (not expanded in an untrusted workspace)
+    assert.ok(path.isAbsolute(cmd.command), cmd.command);
+    const rel = path.relative(folder, cmd.command);
+    assert.ok(rel.startsWith('..') || path.isAbsolute(rel), `${cmd.command} is inside the workspace`);
     const end = Date.now() + 30000;
     while (!vscode.languages.getDiagnostics(uri).some((d) => String(typeof d.code === 'object' ? d.code.value : d.code) === 'BP001')) {
       assert.ok(Date.now() < end, 'the bundled server reports BP001');
