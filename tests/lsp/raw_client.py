@@ -111,7 +111,8 @@ class RawServer:
                         return msg
                 left = deadline - time.time()
                 if left <= 0:
-                    raise AssertionError(f"no such notification within {timeout} s: {self.notifications[-5:]}\n{self.log()}")
+                    last = [(m["method"], str(m.get("params"))[:200]) for m in self.notifications[-5:]]
+                    raise AssertionError(f"no such notification within {timeout} s; the last: {last}\n{self.log()}")
                 self.cond.wait(min(left, 0.2))
 
     def messages(self, kind: str = "window/logMessage") -> list[str]:

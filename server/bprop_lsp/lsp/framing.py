@@ -193,41 +193,51 @@ class MessageReader:
             return
         body = bytes(self.buf[:length])
         del self.buf[:length]
-        if not self.on_body(body):
-            self._resync_tail(body)
+        if not self.on_body(body) and not self._resync_tail(body):
+            self.on_error(FrameError("a message that is not valid JSON: skipped", sniff_request_id(body)))
 
     def _last_length_line(self, end: int):
-        """The last ``Content-Length`` line of a header block (garbage before a header may hold another)."""
+        """The last ``Content-Length`` line of a header block (garbage glued before a header may hold another)."""
         last = None
-        for m in HEADER_LINE.finditer(self.buf, 0, end):
-            if m.start() == 0 or self.buf[m.start() - 1:m.start()] in (b"\n", b"\r"):
-                last = m
+        for last in HEADER_LINE.finditer(self.buf, 0, end):
+            pass
         return last
 
-    def _resync_tail(self, body: bytes) -> None:
+    def _resync_tail(self, body: bytes) -> bool:
         """A body that is no JSON may end inside the next message's header (its declared length was a few bytes
-        too long): give those bytes back, so that the next message is not lost."""
+        too long, and the header had not fully arrived): give those bytes back, so that the next message is not
+        lost, and read what came before them when it is a message."""
         tail = body[-KEEP_TAIL:]
-        joined = tail + bytes(self.buf[:KEEP_TAIL])
+        ahead = bytes(self.buf[:KEEP_TAIL])
+        word = b"content-length"
         for i in range(len(tail)):
-            if tail[i:i + 1] in (b"C", b"c") and HEADER_LINE.match(joined, i):
+            if tail[i:i + 1] not in (b"C", b"c"):
+                continue
+            joined = (tail[i:] + ahead).lower()
+            if joined.startswith(word) or word.startswith(joined):  # a header, or as much of one as has arrived
                 self.buf[:0] = tail[i:]
-                return
+                self._take_bytes(body[:len(body) - len(tail) + i], "the Content-Length is larger than the message")
+                return True
+        return False
 
     def _header_inside(self, start: int, end: int) -> int | None:
+        """Where a complete header line starts in ``buf[start:end]`` (it may run past ``end``), if anywhere."""
         pos = start
         while True:
-            i = self.buf.find(b"Content-Length", pos, end)
-            if i < 0:
+            found = HEADER_START.search(self.buf, pos, min(len(self.buf), end + KEEP_TAIL))
+            if found is None or found.start() >= end:
                 return None
-            if HEADER_LINE.match(self.buf, i):
-                return i
-            pos = i + 1
+            if HEADER_LINE.match(self.buf, found.start()):
+                return found.start()
+            pos = found.start() + 1
 
     def _take(self, n: int, why: str) -> None:
-        """A body whose declared length was wrong: handled when it parses, else reported."""
         body = bytes(self.buf[:n])
         del self.buf[:n]
+        self._take_bytes(body, why)
+
+    def _take_bytes(self, body: bytes, why: str) -> None:
+        """A body whose declared length was wrong: handled when it parses, else reported."""
         if self._parses(body):
             self.on_error(FrameError(f"{why}: read the message anyway"))
             self.on_body(body)

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, BinaryIO
 from pygls.exceptions import JsonRpcException, JsonRpcParseError
 from pygls.io_ import StdoutWriter
 
-from .framing import FrameError, MessageReader, sniff_request_id
+from .framing import FrameError, MessageReader
 
 if TYPE_CHECKING:
     from .server import BpropServer
@@ -101,9 +101,8 @@ def handle_body(ls: "BpropServer", body: bytes) -> bool:
     try:
         message = json.loads(body, object_hook=protocol.structure_message)
     except (ValueError, UnicodeDecodeError) as exc:
-        report_frame_error(ls, FrameError(f"a message that is not valid JSON ({exc.__class__.__name__}: "
-                                          f"{str(exc)[:120]}): skipped", sniff_request_id(body)))
-        return False
+        log.info("a message that is not valid JSON: %s", exc)
+        return False  # the reader resynchronises or reports it
     except Exception as exc:  # noqa: BLE001 - as pygls' loop: report, keep reading
         log.exception("unable to read a message")
         ls.report_server_error(exc, JsonRpcException)
