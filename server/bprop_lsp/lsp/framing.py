@@ -193,6 +193,8 @@ class MessageReader:
             return
         body = bytes(self.buf[:length])
         del self.buf[:length]
+        if self.stopped:
+            return
         if not self.on_body(body) and not self._resync_tail(body):
             self.on_error(FrameError("a message that is not valid JSON: skipped", sniff_request_id(body)))
 

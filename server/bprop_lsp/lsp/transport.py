@@ -88,7 +88,12 @@ async def _serve(ls: "BpropServer", stdin: BinaryIO) -> None:
     reader = MessageReader(chunks.read, lambda body: handle_body(ls, body), lambda err: report_frame_error(ls, err),
                            max_bytes=MAX_MESSAGE_BYTES)
     task = asyncio.ensure_future(reader.run())
-    ls.stop_reading = task.cancel
+
+    def stop_reading() -> None:
+        reader.stopped = True  # no further message of a chunk already read is handled
+        task.cancel()
+
+    ls.stop_reading = stop_reading
     try:
         await task
     except asyncio.CancelledError:
