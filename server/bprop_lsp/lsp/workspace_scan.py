@@ -154,5 +154,7 @@ def _report_skipped(ls: "BpropServer", skipped: list[str]) -> None:
     if not skipped or getattr(ls, "_workspace_skipped", None) == key:
         return  # nothing new: the long poll re-scans after every change
     ls._workspace_skipped = key
-    shown = "; ".join(skipped[:SKIPPED_SHOWN]) + (f"; and {len(skipped) - SKIPPED_SHOWN} more" if len(skipped) > SKIPPED_SHOWN else "")
+    shown = "; ".join(skipped[:SKIPPED_SHOWN])
+    if len(skipped) > SKIPPED_SHOWN:
+        shown += f"; and {len(skipped) - SKIPPED_SHOWN} more"
     ls.log_warning(f"bprop-lsp: the workspace check skipped {len(skipped)} file(s): {shown}")
