@@ -14,6 +14,12 @@ Failures are grouped by signature; the first input of each is saved under ``--ou
 re-checks one). Exit status 1 when anything failed.
 
     .venv/bin/python scripts/fuzz_long.py --edits 100000 --minutes 10
+    .venv/bin/python scripts/fuzz_long.py --lsp-frames 2000 --seed 7   # broken LSP framing instead (see below)
+
+``--lsp-frames N`` fuzzes the server's message framing instead of the engine: N random breakages (a wrong, huge or
+non-numeric ``Content-Length``, garbage between messages, split writes, lower-case and extra headers) written to a
+real server over stdio, each followed by a well-formed request that must be answered, and 10*N randomly broken and
+chunked streams through the reader alone (lsp/framing.py), every intact message delivered exactly once.
     BPROP_FUZZ_EXAMPLES=5000 .venv/bin/python -m pytest tests/fuzz   # the Hypothesis suite, long profile
 """
 from __future__ import annotations
@@ -144,6 +150,23 @@ def replay(path: Path) -> int:
     return 0
 
 
+def fuzz_framing(frames: int, seed: str) -> int:
+    import test_lsp_fuzz as L
+
+    base = int(seed) if seed.isdigit() else random.Random(seed).randrange(1 << 30)
+    start = time.time()
+    try:
+        stats = L.run_framing_session(base, frames)
+        delivered = L.reader_fuzz(base, frames * 10)
+    except AssertionError as exc:
+        print(f"fuzz_long: framing failure (seed {base}): {exc}")
+        return 1
+    print(f"fuzz_long: {stats['breakages']} framing breakages over stdio ({stats['answered_broken']} of the broken "
+          f"requests answered), {frames * 10} broken streams through the reader ({delivered} intact messages "
+          f"delivered), seed {base}, {time.time() - start:.0f} s: no failures")
+    return 0
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--edits", type=int, default=100_000, help="stop after this many edits (all workers)")
@@ -154,9 +177,12 @@ def main(argv=None) -> int:
     ap.add_argument("--fix-all-every", type=int, default=10, help="check fix_all every N edits (0: only at the end)")
     ap.add_argument("--out", type=Path, default=None, help="save the first input of each failure here (JSON)")
     ap.add_argument("--replay", type=Path, default=None, help="re-check one saved failure and exit")
+    ap.add_argument("--lsp-frames", type=int, default=0, help="fuzz the server's message framing with N breakages")
     args = ap.parse_args(argv)
     if args.replay:
         return replay(args.replay)
+    if args.lsp_frames:
+        return fuzz_framing(args.lsp_frames, args.seed)
     start = time.time()
     deadline = start + args.minutes * 60
     per_worker = -(-args.edits // args.jobs)

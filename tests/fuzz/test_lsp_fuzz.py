@@ -13,9 +13,15 @@ same changes in the negotiated position encoding, and checks:
 * the pulled diagnostics equal the engine's findings (code and range) on the mirrored text, whenever the
   settings the server uses are known (after a well-formed configuration);
 * code-action edits lie inside the document;
-* the server's memory stays flat over open/close cycles.
+* the server's memory stays flat over open/close cycles;
+* broken framing (a ``Content-Length`` too small, too large, huge or no number; garbage between messages;
+  lower-case and extra headers, bare ``\n`` line ends, messages split into small writes) never desynchronises the
+  stream for good: a well-formed request sent after each breakage is answered, well-formed variants are answered
+  with results, and the server still analyses correctly at the end; the reader alone (lsp/framing.py) delivers
+  every intact message of a randomly broken and randomly chunked stream exactly once.
 
-``BPROP_FUZZ_LSP_OPS`` / ``BPROP_FUZZ_LSP_CYCLES`` raise the budget (e.g. 5000 ops, 10000 cycles).
+``BPROP_FUZZ_LSP_OPS`` / ``BPROP_FUZZ_LSP_CYCLES`` / ``BPROP_FUZZ_LSP_FRAMES`` raise the budget (e.g. 5000 ops,
+10000 cycles, 2000 breakages; ``scripts/fuzz_long.py --lsp-frames`` runs the framing part with random seeds).
 """
 from __future__ import annotations
 
@@ -37,6 +43,7 @@ from bprop_lsp.engine.settings import merge
 OPS = int(os.environ.get("BPROP_FUZZ_LSP_OPS") or 120)
 CYCLES = int(os.environ.get("BPROP_FUZZ_LSP_CYCLES") or 300)
 HUGE_MB = float(os.environ.get("BPROP_FUZZ_LSP_HUGE_MB") or 5)
+FRAMES = int(os.environ.get("BPROP_FUZZ_LSP_FRAMES") or 40)
 TIMEOUT = 60.0
 ENC = {"utf-8": "utf-8", "utf-16": "utf-16", "utf-32": "utf-32"}
 
@@ -91,6 +98,11 @@ class Server:
         body = payload if isinstance(payload, bytes) else json.dumps(payload).encode("utf-8")
         with self.lock:
             self.proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+            self.proc.stdin.flush()
+
+    def write_raw(self, data: bytes) -> None:
+        with self.lock:
+            self.proc.stdin.write(data)
             self.proc.stdin.flush()
 
     def notify(self, method: str, params) -> None:
@@ -414,3 +426,147 @@ def test_memory_stays_flat_over_open_close_cycles():
         assert after - before < 30 * 1024, f"server RSS grew {before} -> {after} kB over {CYCLES} open/close cycles"
     finally:
         server.close()
+
+
+# -------------------------------------------------------------------------------- broken framing
+HOVER_NOWHERE = {"textDocument": {"uri": "file:///nowhere.py"}, "position": {"line": 0, "character": 0}}
+BREAKAGES = ("short", "long", "huge", "invalid", "garbage", "garbage", "lowercase", "content-type", "lf", "split")
+VALID_VARIANTS = ("lowercase", "content-type", "lf", "split")
+
+
+def _garbage(pick: "F.RandomPicker") -> bytes:
+    parts = [b"\r\n", b"\r\n\r\n", b"Content-Length: ", b"Content-Length: 5", b"Content-Length: 12\r\n",
+             b"Content-Length: 30\r\n\r\n", b"{", b"}", b'"id": 1', b"\x00\xff", b"12345", b"content-length:x"]
+    out = b""
+    for _ in range(pick.int(1, 6)):
+        out += pick.choice(parts) if pick.bool() else bytes(pick.int(0, 255) for _ in range(pick.int(1, 12)))
+    return out
+
+
+def broken_frame(pick: "F.RandomPicker", kind: str, body: bytes) -> list[bytes]:
+    """One breakage of the message ``body``, as the writes to make."""
+    n = len(body)
+    if kind == "short":
+        return [b"Content-Length: %d\r\n\r\n" % pick.int(1, n - 1) + body]
+    if kind == "long":
+        return [b"Content-Length: %d\r\n\r\n" % (n + pick.int(1, 200)) + body]
+    if kind == "huge":
+        return [b"Content-Length: %d\r\n\r\n" % 10 ** pick.int(8, 15) + body]
+    if kind == "invalid":
+        return [b"Content-Length: " + pick.choice((b"-5", b"abc", b"", b"1e3", b"0x10")) + b"\r\n\r\n" + body]
+    if kind == "garbage":
+        return [_garbage(pick)]
+    if kind == "lowercase":
+        return [b"content-length: %d\r\n\r\n" % n + body]
+    if kind == "content-type":
+        ctype = b"Content-Type: application/vscode-jsonrpc; charset=utf-8\r\n"
+        head = ctype + b"Content-Length: %d\r\n" % n if pick.bool() else b"Content-Length: %d\r\n" % n + ctype
+        return [head + b"\r\n" + body]
+    if kind == "lf":
+        return [b"Content-Length: %d\n\n" % n + body]
+    data = b"Content-Length: %d\r\n\r\n" % n + body
+    cuts = sorted({pick.int(1, len(data) - 1) for _ in range(pick.int(1, 8))})
+    return [data[a:b] for a, b in zip([0] + cuts, cuts + [len(data)])]
+
+
+def run_framing_session(seed: int, frames: int) -> dict:
+    rnd = random.Random(seed)
+    pick = F.RandomPicker(rnd)
+    server = start("utf-16")
+    stats = {"breakages": 0, "answered_broken": 0}
+    try:
+        for i in range(frames):
+            kind = pick.choice(BREAKAGES)
+            msg_id = f"brk-{i}"
+            body = json.dumps({"jsonrpc": "2.0", "id": msg_id, "method": "textDocument/hover",
+                               "params": HOVER_NOWHERE}).encode()
+            for part in broken_frame(pick, kind, body):
+                server.write_raw(part)
+                if kind == "split":
+                    time.sleep(pick.int(0, 10) / 1000)
+            stats["breakages"] += 1
+            probe = server.request("textDocument/hover", HOVER_NOWHERE)
+            assert "result" in probe, f"probe after a {kind!r} breakage: {probe}"
+            if kind in VALID_VARIANTS:
+                answer = _wait_response(server, msg_id)
+                assert answer.get("result", "missing") is None, f"{kind!r} message: {answer}"
+            with server.cond:
+                stats["answered_broken"] += server.responses.pop(msg_id, None) is not None
+        # Still in step: a document is analysed as the engine says.
+        seed_text = F.oracle_cases()[0][1]
+        server.notify("textDocument/didOpen", {"textDocument": {"uri": "file:///tmp/frames.py", "languageId": "python",
+                                                                "version": 1, "text": seed_text}})
+        msg = server.request("textDocument/diagnostic", {"textDocument": {"uri": "file:///tmp/frames.py"}})
+        got = sorted((d.get("code"), json.dumps(d["range"], sort_keys=True)) for d in msg["result"]["items"])
+        assert got == expected(seed_text, Settings(), "utf-16")
+        assert server.proc.poll() is None
+        return stats
+    except AssertionError as exc:
+        raise AssertionError(f"framing seed {seed}: {exc}\n--- server log ---\n{server.log()}") from None
+    finally:
+        server.close()
+
+
+def _wait_response(server: Server, msg_id: str) -> dict:
+    deadline = time.time() + TIMEOUT
+    with server.cond:
+        while msg_id not in server.responses:
+            assert server.proc.poll() is None and time.time() < deadline, f"no answer to {msg_id}"
+            server.cond.wait(0.2)
+        return server.responses.pop(msg_id)
+
+
+def test_broken_framing_over_stdio():
+    seed = 11 + int(os.environ.get("BPROP_FUZZ_LSP_SEED") or 0)
+    stats = run_framing_session(seed, FRAMES)
+    assert stats["breakages"] == FRAMES
+
+
+def reader_fuzz(seed: int, streams: int) -> int:
+    """The reader alone: random intact and broken frames, random chunking; every intact frame is delivered once."""
+    import asyncio
+
+    from bprop_lsp.lsp.framing import MessageReader
+
+    rnd = random.Random(seed)
+    pick = F.RandomPicker(rnd)
+    checked = 0
+    for s in range(streams):
+        data, intact = b"", []
+        for i in range(pick.int(1, 12)):
+            body = json.dumps({"n": i, "s": s, "pad": "x" * pick.int(0, 300)}).encode()
+            kind = pick.choice(BREAKAGES + ("intact",) * 4)
+            if kind in ("intact", "lowercase", "content-type", "lf", "split"):
+                data += b"".join(broken_frame(pick, kind if kind != "intact" else "split", body))
+                intact.append(i)
+            elif kind == "garbage":
+                data += _garbage(pick)
+            else:
+                data += b"".join(broken_frame(pick, kind, body))
+        size = pick.int(1, 200)
+        chunks = [data[k:k + size] for k in range(0, len(data), size)]
+        delivered: list = []
+
+        async def read():
+            await asyncio.sleep(0)
+            return chunks.pop(0) if chunks else b""
+
+        def on_body(raw: bytes) -> bool:
+            try:
+                message = json.loads(raw)
+            except ValueError:
+                return False
+            if isinstance(message, dict) and message.get("s") == s:
+                delivered.append(message["n"])
+            return True
+
+        asyncio.run(MessageReader(read, on_body, lambda err: None, max_bytes=1 << 20, quiet_seconds=0.01).run())
+        missing = [i for i in intact if delivered.count(i) != 1]
+        assert not missing, f"reader seed {seed}, stream {s}: intact frames {missing} not delivered exactly once " \
+                            f"(delivered {delivered}); stream {data!r}"
+        checked += len(intact)
+    return checked
+
+
+def test_framing_reader_with_random_breakage():
+    assert reader_fuzz(5 + int(os.environ.get("BPROP_FUZZ_LSP_SEED") or 0), FRAMES * 5) > 0

@@ -55,13 +55,13 @@ async def code_action(ls, params: types.CodeActionParams):
     state = ls.store.get(uri)
     if state is None:
         return None
-    version = state.doc.version
+    version, revision = state.doc.version, state.doc.revision
     only = params.context.only
     actions: list[types.CodeAction] = []
     ours = [d for d in params.context.diagnostics if _maybe_ours(d)]
     if _wants(only, types.CodeActionKind.QuickFix.value) and (ours or not params.context.diagnostics):
         result = await ls.scheduler.verified_result(state)
-        if result is None or state.doc.version != version:
+        if result is None or state.doc.revision != revision:
             return None  # the document changed meanwhile; the client asks again
         if not params.context.diagnostics:
             # A client that sends no context: the diagnostics under the requested range.
@@ -69,7 +69,8 @@ async def code_action(ls, params: types.CodeActionParams):
         noqa_actions = []
         for diagnostic in ours:
             client_data = _data(diagnostic)
-            if client_data is not None and client_data.get("v") != version:
+            if client_data is not None and (client_data.get("v") != version
+                                            or client_data.get("rev", revision) != revision):
                 continue  # from an older version of the text: its edits no longer apply
             data = _data_from_result(result, diagnostic)
             if data is None:
@@ -100,12 +101,12 @@ async def code_action(ls, params: types.CodeActionParams):
     # so such clients get fix-all only when they ask for the kind, not on every lightbulb request.
     if (only and _wants(only, FIX_ALL)) or (not only and lazy and _has_safe_fix(state)):
         action = types.CodeAction(title="bprop-lsp: fix all auto-fixable problems", kind=FIX_ALL,
-                                  data={"uri": uri, "version": version})
+                                  data={"uri": uri, "version": version, "rev": revision})
         if not lazy:
             from .code_action_resolve import fix_all_edit
 
             edit = await fix_all_edit(ls, state, version)
-            if edit is None or state.doc.version != version:
+            if edit is None or state.doc.revision != revision:
                 return actions or None
             action.edit = edit
         actions.append(action)

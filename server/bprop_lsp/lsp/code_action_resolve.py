@@ -1,8 +1,6 @@
 """``codeAction/resolve``: compute the fix-all edit only when the user picks the action."""
 from __future__ import annotations
 
-import asyncio
-
 from lsprotocol import types
 from pygls.exceptions import JsonRpcContentModified
 
@@ -20,9 +18,8 @@ def _fix_all_edits(text: str, settings, lines: Lines, encoding: str) -> list[typ
 
 async def fix_all_edit(ls, state, version) -> types.WorkspaceEdit | None:
     doc = state.doc
-    edits = await asyncio.get_running_loop().run_in_executor(
-        ls.scheduler.executor, _fix_all_edits, doc.text, ls.settings.for_uri(doc.settings_uri), doc.lines(),
-        ls.caps.position_encoding)
+    edits = await ls.scheduler.run(_fix_all_edits, doc.text, ls.settings.for_uri(doc.settings_uri), doc.lines(),
+                                   ls.caps.position_encoding)
     if not edits:
         return None
     return workspace_edit(ls, doc.uri, version, edits)
@@ -34,13 +31,12 @@ async def resolve(ls, action: types.CodeAction) -> types.CodeAction:
     if state is None or action.edit is not None:
         return action
     doc = state.doc
-    if data.get("version") != doc.version:
+    if data.get("version") != doc.version or data.get("rev", doc.revision) != doc.revision:
         raise JsonRpcContentModified(f"{doc.uri} changed since the action was offered")
-    version, text = doc.version, doc.text
-    loop = asyncio.get_running_loop()
-    edits = await loop.run_in_executor(ls.scheduler.executor, _fix_all_edits, text, ls.settings.for_uri(doc.settings_uri),
-                                       doc.lines(), ls.caps.position_encoding)
-    if doc.text is not text:
+    version, revision, text = doc.version, doc.revision, doc.text
+    edits = await ls.scheduler.run(_fix_all_edits, text, ls.settings.for_uri(doc.settings_uri), doc.lines(),
+                                   ls.caps.position_encoding)
+    if state.doc is not doc or doc.revision != revision:
         raise JsonRpcContentModified(f"{doc.uri} changed while the fixes were computed")
     action.edit = workspace_edit(ls, doc.uri, version, edits)
     return action

@@ -11,5 +11,5 @@ def did_change(ls, params: types.DidChangeTextDocumentParams) -> None:
     doc = state.doc
     for change in params.content_changes:
         doc.apply_change(change, ls.caps.position_encoding)
-    doc.version = params.text_document.version
+    ls.store.touch(state, params.text_document.version)
     ls.scheduler.schedule(state)

@@ -19,8 +19,8 @@ def close_document(ls, uri: str) -> None:
     forget(uri)
     if not ls.caps.pull_diagnostics:
         publish(ls, uri, None, [])
-    if state.analysed_once:
-        _release_frozen_trees()
+    if state.analysed_once or state.too_large:
+        _release_frozen_trees()  # (a text over the size limit: its pages go back to the OS too)
 
 
 _pending_collect: asyncio.TimerHandle | None = None

@@ -7,16 +7,29 @@ text and keeps line starts, so an edit costs one copy of the text plus a scan fo
 from __future__ import annotations
 
 import asyncio
+import itertools
+import logging
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from lsprotocol import types
 
+from ..sources import MAX_BYTES
 from .convert import Lines, column_from_client
+
+log = logging.getLogger(__name__)
 
 # The line breaks LSP (and the engine, engine/text.py) recognise; form feeds and U+2028 are ordinary text.
 LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+def oversize(text: str) -> int | None:
+    """The UTF-8 size of ``text`` when it is over the analysis limit (the CLI's, ``sources.MAX_BYTES``), else None."""
+    if len(text) * 4 <= MAX_BYTES:
+        return None  # cheap: no encoding needed
+    size = len(text) if len(text) > MAX_BYTES else len(text.encode("utf-8", "surrogatepass"))
+    return size if size > MAX_BYTES else None
 
 
 class Document:
@@ -24,6 +37,9 @@ class Document:
                  notebook_uri: str | None = None):
         self.uri = uri
         self.version = version
+        # The server's own identity of the text (DocumentStore.touch): bumped by every open and change, so a
+        # client that reuses a version number for new text never gets results (or fixes) of the old text.
+        self.revision = 0
         self.language_id = language_id
         self.notebook_uri = notebook_uri
         self._set_text(text)
@@ -96,6 +112,9 @@ class Result:
     # Whether every fix in ``analysis`` was re-parsed and re-checked (done after the diagnostics went out).
     verified: bool = True
     checking: bool = False
+    revision: int = 0
+    # Why there are no findings without analysing (the analysis raised; the document is too large).
+    skipped: str | None = None
 
 
 @dataclass
@@ -109,6 +128,7 @@ class DocState:
     last_start: float = -1e9
     waiters: list = field(default_factory=list)
     closed: bool = False
+    too_large: bool = False
 
 
 class DocumentStore:
@@ -116,16 +136,32 @@ class DocumentStore:
         self.states: dict[str, DocState] = {}
         # notebook uri -> (version, cell document uris in order)
         self.notebooks: dict[str, list[str]] = {}
+        self._revisions = itertools.count(1)
 
     def open(self, doc: Document) -> DocState:
-        old = self.states.get(doc.uri)
-        if old is not None:
-            old.closed = True
-            if old.task is not None:
-                old.task.cancel()
-        state = DocState(doc)
-        self.states[doc.uri] = state
+        """Store ``doc``. A second open of an open URI replaces its text in the same state: requests waiting on
+        the document (a pull diagnostic, a code action) get the new text's result instead of waiting for ever."""
+        doc.revision = next(self._revisions)
+        state = self.states.get(doc.uri)
+        if state is None:
+            state = self.states[doc.uri] = DocState(doc)
+            return state
+        log.info("%s opened again: replacing its text", doc.uri)
+        for task in (state.task, state.verify_task):
+            if task is not None and not task.done():
+                task.cancel()
+        state.task = state.verify_task = None
+        state.doc, state.result, state.dirty, state.too_large = doc, None, False, False
         return state
+
+    def touch(self, state: DocState, version: int | None) -> None:
+        """The document's text changed (already applied) and is now ``version``."""
+        doc = state.doc
+        if version is not None and doc.version is not None and version <= doc.version:
+            log.warning("%s: version %s after %s with new text (a client bug): treated as a new version",
+                        doc.uri, version, doc.version)
+        doc.version = version
+        doc.revision = next(self._revisions)
 
     def get(self, uri: str) -> DocState | None:
         return self.states.get(uri)

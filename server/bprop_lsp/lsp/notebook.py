@@ -49,7 +49,7 @@ def did_change(ls, params: types.DidChangeNotebookDocumentParams) -> None:
             continue
         for change in text.changes:
             state.doc.apply_change(change, ls.caps.position_encoding)
-        state.doc.version = text.document.version
+        ls.store.touch(state, text.document.version)
         ls.scheduler.schedule(state)
 
 

@@ -5,6 +5,13 @@ re-parsed and re-checked (the engine's fix verification, as costly again as the 
 has been quiet for a moment, or at once when a code action asks — never in front of the next edit's
 analysis. A fix that fails the check is dropped from the diagnostics, which are sent again.
 
+The fix checks run in chunks of a few checks on the one worker thread: a chunk stops as soon as an analysis
+(of any document) is waiting for the worker, and the next chunk is queued behind it, so a keystroke never
+waits for more than one fix check; checks of a version that is no longer current are abandoned.
+
+A document over the size limit (``documents.oversize``) is not analysed: one warning names it. An analysis
+that raises is recorded for its (text revision, settings) like a result: no retry until either changes.
+
 Debounce is leading- and trailing-edge: an edit after a quiet spell is analysed at once (a single edit reaches
 the client as fast as the engine allows); edits arriving while an analysis runs or within ``debounce``
 seconds of the last one are coalesced into one trailing analysis of the newest text.
@@ -21,8 +28,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from ..sources import MAX_BYTES
 from .diagnostics import publish, to_diagnostic
-from .documents import DocState, Result
+from .documents import DocState, Result, oversize
 
 if TYPE_CHECKING:
     from .server import BpropServer
@@ -30,6 +38,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 DEFAULT_DEBOUNCE_MS = 80
 VERIFY_IDLE_S = 0.4
+VERIFY_CHUNK_S = 0.05  # the longest a chunk of fix checks keeps the worker when nothing else waits
 
 
 def debounce_seconds() -> float:
@@ -49,6 +58,25 @@ class Scheduler:
         # Bumped by every edit, open, close or settings change (workspace diagnostics long-poll on it).
         self.generation = 0
         self._change_waiters: list = []
+        # Analyses submitted and not yet started: a chunk of fix checks gives the worker up to them.
+        self._analyses_waiting: set = set()
+        self._jobs_running = 0
+
+    # ------------------------------------------------------------------ the worker
+    def run(self, fn, *args) -> asyncio.Future:
+        """``fn(*args)`` on the analysis worker."""
+        return asyncio.get_running_loop().run_in_executor(self.executor, self._counted, fn, args)
+
+    def _counted(self, fn, args):
+        self._jobs_running += 1
+        try:
+            return fn(*args)
+        finally:
+            self._jobs_running -= 1
+
+    def busy(self) -> bool:
+        """Whether the worker is running a job now (the process must not wait for it at exit)."""
+        return self._jobs_running > 0
 
     # ------------------------------------------------------------------ scheduling
     def bump(self) -> None:
@@ -70,6 +98,8 @@ class Scheduler:
         self.bump()
         if state.closed:
             return
+        if self._skip_oversized(state):
+            return
         if state.task is not None and not state.task.done():
             state.dirty = True  # the running loop picks the newest text up
             return
@@ -80,6 +110,36 @@ class Scheduler:
     def schedule_all(self) -> None:
         for state in list(self.ls.store.states.values()):
             self.schedule(state)
+
+    def _skip_oversized(self, state: DocState) -> bool:
+        """A document over the size limit gets an empty result and one warning, and no analysis."""
+        doc = state.doc
+        size = oversize(doc.text)
+        if size is None:
+            state.too_large = False
+            return False
+        for task in (state.task, state.verify_task):
+            if task is not None and not task.done():
+                task.cancel()
+        state.task = state.verify_task = None
+        if not state.too_large:
+            state.too_large = True
+            self.ls.show_warning(
+                f"bprop-lsp: {_display(doc.uri)} is {size / (1024 * 1024):.1f} MiB, over the "
+                f"{MAX_BYTES // (1024 * 1024)} MiB limit for checked files: it is not checked")
+        settings = self.ls.settings.for_uri(doc.settings_uri)
+        self._store_empty(state, settings, skipped="too large")
+        return True
+
+    def _store_empty(self, state: DocState, settings, *, skipped: str) -> None:
+        from ..engine.analysis import Analysis
+
+        doc = state.doc
+        state.result = Result(doc.version, settings, Analysis(), [], f"{doc.version}.{next(self._ids)}", True,
+                              revision=doc.revision, skipped=skipped)
+        if not self.ls.caps.pull_diagnostics:
+            publish(self.ls, doc.uri, doc.version, [])
+        self._wake(state)
 
     @staticmethod
     def _log_failure(task: asyncio.Task) -> None:
@@ -92,13 +152,21 @@ class Scheduler:
         while not state.closed:
             state.dirty = False
             state.last_start = time.monotonic()
+            doc = state.doc
+            revision = doc.revision
+            settings = self.ls.settings.for_uri(doc.settings_uri)
             try:
                 await self._analyse(state)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # noqa: BLE001 - one bad document must not stop the others
-                log.exception("analysis of %s failed", state.doc.uri)
-                self.ls.log_error(f"bprop-lsp: analysing {state.doc.uri} failed: {exc.__class__.__name__}: {exc}")
+                log.exception("analysis of %s failed", doc.uri)
+                if state.doc is doc and doc.revision == revision:
+                    # Recorded like a result for this text and these settings: pulls get an empty answer
+                    # instead of re-running (and re-failing) the analysis in a loop.
+                    self.ls.log_error(f"bprop-lsp: analysing {doc.uri} (version {doc.version}) failed: "
+                                      f"{exc.__class__.__name__}: {exc}; no findings until it changes")
+                    self._store_empty(state, settings, skipped="analysis failed")
             self._wake(state)
             if not state.dirty:
                 break
@@ -112,17 +180,22 @@ class Scheduler:
 
     def is_fresh(self, state: DocState) -> bool:
         r = state.result
-        return r is not None and r.version == state.doc.version and r.settings == self.ls.settings.for_uri(state.doc.settings_uri)
+        return r is not None and r.revision == state.doc.revision and \
+            r.settings == self.ls.settings.for_uri(state.doc.settings_uri)
 
     async def _analyse(self, state: DocState) -> None:
         doc = state.doc
         settings = self.ls.settings.for_uri(doc.settings_uri)
         if self.is_fresh(state):
             return
-        version, text = doc.version, doc.text
-        loop = asyncio.get_running_loop()
+        version, revision, text = doc.version, doc.revision, doc.text
         t0 = time.perf_counter()
-        analysis = await loop.run_in_executor(self.executor, self._analyse_text, text, settings, doc.uri)
+        ticket = object()
+        self._analyses_waiting.add(ticket)
+        try:
+            analysis = await self.run(self._analyse_text, text, settings, doc.uri, ticket)
+        finally:
+            self._analyses_waiting.discard(ticket)
         log.info("analysed %s v%s in %.1f ms", doc.uri, version, (time.perf_counter() - t0) * 1e3)
         if not state.analysed_once:
             state.analysed_once = True
@@ -132,7 +205,7 @@ class Scheduler:
 
             if not collection_pending():
                 gc.freeze()
-        if state.closed or doc.version != version or doc.text is not text:
+        if state.closed or state.doc is not doc or doc.revision != revision:
             return  # stale: a newer version is (or will be) analysed
         needs_check = any(f.fix is not None for f in analysis.findings)
         self._store(state, version, settings, analysis, verified=not needs_check)
@@ -141,7 +214,7 @@ class Scheduler:
 
     def _start_verify(self, state: DocState, result: Result, text: str, delay: float) -> None:
         if state.verify_task is not None and not state.verify_task.done():
-            # A waiting check is dropped; a running one stops at its next finding (its result is stale).
+            # A waiting check is dropped; a running one stops at its next chunk (its result is stale).
             state.verify_task.cancel()
         state.verify_task = asyncio.get_running_loop().create_task(self._verify(state, result, text, delay))
         state.verify_task.add_done_callback(self._log_failure)
@@ -149,45 +222,94 @@ class Scheduler:
     def _store(self, state: DocState, version, settings, analysis, *, verified: bool) -> None:
         doc = state.doc
         lines = doc.lines()
-        diagnostics = [to_diagnostic(self.ls, doc.uri, version, f, lines, doc.line_text) for f in analysis.findings]
-        state.result = Result(version, settings, analysis, diagnostics, f"{version}.{next(self._ids)}", verified)
+        diagnostics = [to_diagnostic(self.ls, doc.uri, version, f, lines, doc.line_text, doc.revision)
+                       for f in analysis.findings]
+        state.result = Result(version, settings, analysis, diagnostics, f"{version}.{next(self._ids)}", verified,
+                              revision=doc.revision)
         if not self.ls.caps.pull_diagnostics:
             publish(self.ls, doc.uri, version, diagnostics)
 
     async def _verify(self, state: DocState, result: Result, text: str, delay: float = 0.0) -> None:
-        loop = asyncio.get_running_loop()
         doc = state.doc
 
         def stale() -> bool:
-            return state.closed or state.result is not result
+            # Read from the worker thread too (attribute reads: safe under the GIL).
+            return state.closed or state.result is not result or state.doc.revision != result.revision
 
         if delay:
             await asyncio.sleep(delay)
         if stale():
             return
         result.checking = True  # running now: waiters just wait
+        findings = result.analysis.findings
+        checked: list = []
+        progress = _VerifyProgress(text, result.settings, doc.uri)
         try:
             t0 = time.perf_counter()
-            findings = await loop.run_in_executor(self.executor, _verify_fixes, text, result, doc.uri, stale)
-            log.info("checked the fixes of %s v%s in %.1f ms", doc.uri, result.version, (time.perf_counter() - t0) * 1e3)
+            chunks = 0
+            while progress.next < len(findings):
+                # One chunk per worker job: analyses submitted meanwhile run before the next chunk.
+                chunk = await self.run(self._verify_chunk, findings, progress, stale)
+                chunks += 1
+                if chunk is None or stale():
+                    log.info("dropped the fix checks of %s v%s (outdated)", doc.uri, result.version)
+                    return
+                checked.extend(chunk)
+            log.info("checked the fixes of %s v%s in %.1f ms (%d chunks)", doc.uri, result.version,
+                     (time.perf_counter() - t0) * 1e3, chunks)
         except asyncio.CancelledError:
             raise
         except Exception:  # noqa: BLE001 - an unchecked fix is never offered
             log.exception("fix verification failed for %s", doc.uri)
-            findings = [replace(f, fix=None) for f in result.analysis.findings]
-        if findings is None or stale():
+            checked = [replace(f, fix=None) for f in findings]
+        finally:
+            result.checking = False  # a waiter may start the checks again if these stopped short
+        if stale():
             return
-        if all(a is b for a, b in zip(findings, result.analysis.findings)):
+        if all(a is b for a, b in zip(checked, findings)):
             result.verified = True
         else:
-            result.analysis.findings = findings
+            result.analysis.findings = checked
             self._store(state, result.version, result.settings, result.analysis, verified=True)
         self._wake(state)
 
-    @staticmethod
-    def _analyse_text(text: str, settings, uri: str):
+    def _verify_chunk(self, findings: list, progress: "_VerifyProgress", stale) -> list | None:
+        """Check fixes from ``progress.next`` on (worker thread) until an analysis waits for the worker or the
+        chunk's time is up (at least one check); the checked findings, or None if the result went stale."""
+        from ..engine.analysis import count_syntax_errors, verified_findings
+
+        deadline = time.perf_counter() + VERIFY_CHUNK_S
+        out: list = []
+        checks = 0
+        while progress.next < len(findings):
+            finding = findings[progress.next]
+            if finding.fix is not None:
+                if stale():
+                    return None
+                if checks and (self._analyses_waiting or time.perf_counter() > deadline):
+                    break
+                checks += 1
+                # Counting the document's own syntax errors costs a whole error-finder pass (most of a second
+                # in a large file, in one piece): checked first against 0 errors, a fix that passes is sound
+                # whatever the count; only a rejected one is checked again against the real count.
+                rejected: list = []
+                base = 0 if progress.base_errors is None else progress.base_errors
+                checked = verified_findings([finding], progress.text, progress.settings, progress.uri,
+                                            base_errors=base, rejected=rejected)[0]
+                if rejected and progress.base_errors is None:
+                    progress.base_errors = count_syntax_errors(progress.text, progress.uri)
+                    if progress.base_errors:
+                        checked = verified_findings([finding], progress.text, progress.settings, progress.uri,
+                                                    base_errors=progress.base_errors)[0]
+                finding = checked
+            out.append(finding)
+            progress.next += 1
+        return out
+
+    def _analyse_text(self, text: str, settings, uri: str, ticket):
         from ..engine import analyze
 
+        self._analyses_waiting.discard(ticket)  # running: no longer waiting for the worker
         # Neither syntax errors nor fix checks on the keystroke path: syntax errors are not published, and the
         # fixes are checked after the diagnostics are out (``_verify``), which counts the errors itself.
         return analyze(text, settings, cache_key=uri, verify_fixes=False, with_syntax_errors=False)
@@ -201,7 +323,7 @@ class Scheduler:
 
             grammar()
 
-        self.executor.submit(load)
+        self.executor.submit(self._counted, load, ())
 
     # ------------------------------------------------------------------ waiting
     async def verified_result(self, state: DocState) -> Result | None:
@@ -233,10 +355,16 @@ class Scheduler:
         return state.result
 
 
-def _verify_fixes(text: str, result: Result, uri: str, stale) -> list | None:
-    """The findings with every fix that does not re-parse and re-check removed; None if the result went stale."""
-    from ..engine.analysis import verified_findings
+class _VerifyProgress:
+    """Where the fix checks of one result stand, carried from one chunk to the next."""
 
-    analysis = result.analysis
-    base_errors = len(analysis.syntax_errors) if analysis.syntax_errors is not None else None
-    return verified_findings(analysis.findings, text, result.settings, uri, base_errors=base_errors, stale=stale)
+    def __init__(self, text: str, settings, uri: str):
+        self.text, self.settings, self.uri = text, settings, uri
+        self.next = 0
+        self.base_errors: int | None = None
+
+
+def _display(uri: str) -> str:
+    from pygls import uris
+
+    return uris.to_fs_path(uri) or uri

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import gc
 import logging
+import os
 import sys
 from typing import Any
 
 from lsprotocol import types
-from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcInvalidRequest, JsonRpcServerNotInitialized
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
@@ -18,7 +19,7 @@ from pygls.protocol.language_server import lsp_method
 from .. import __version__
 from . import code_action, code_action_resolve, diagnostics, did_change, did_close, did_open, hover, notebook
 from . import inlay_hint
-from . import workspace_settings
+from . import transport, workspace_scan, workspace_settings
 from .capabilities import ClientCaps
 from .documents import DocumentStore
 from .scheduler import Scheduler
@@ -60,7 +61,28 @@ class BpropProtocol(LanguageServerProtocol):
 
         return super()._execute_handler(msg_id, handler, callback, args, kwargs)
 
+    _initialize_seen = False
+
     def handle_message(self, message):
+        # The lifecycle (LSP "Server lifetime"): before ``initialize`` a request gets ServerNotInitialized; after
+        # ``shutdown`` InvalidRequest; notifications then are dropped, except ``exit``. Never silence: a request
+        # without an answer leaves the client waiting for ever.
+        method = getattr(message, "method", None)
+        if method is not None and method != types.EXIT:
+            is_request = getattr(message, "id", None) is not None
+            error = None
+            if not self._initialize_seen:
+                if method == types.INITIALIZE and is_request:
+                    self._initialize_seen = True
+                else:
+                    error = JsonRpcServerNotInitialized(f"{method}: the server is not initialized yet")
+            elif self._shutdown:
+                error = JsonRpcInvalidRequest(f"{method}: the server is shutting down")
+            if error is not None:
+                if is_request:
+                    log.warning("%s", error)
+                    self._send_response(message.id, error=error.to_response_error())
+                return
         if isinstance(message, _Malformed):
             cause = message.error.__cause__
             detail = f": {cause}".splitlines()[0] if cause else ""
@@ -69,6 +91,29 @@ class BpropProtocol(LanguageServerProtocol):
             self._send_response(message.id, error=error.to_response_error())
             return
         return super().handle_message(message)
+
+    @lsp_method(types.SHUTDOWN)
+    def lsp_shutdown(self, *args):
+        # pygls cancels the other pending requests while iterating over ``_request_futures``; a cancelled
+        # future's callback removes itself from that dict ("dictionary changed size during iteration", and the
+        # server was left neither shut down nor able to analyse). Iterate over a copy.
+        if (user_handler := self.fm.features.get(types.SHUTDOWN)) is not None:
+            yield user_handler, args, None
+        current_id = self.msg_id
+        for msg_id, future in list(self._request_futures.items()):
+            if msg_id != current_id and not future.done():
+                future.cancel()
+        self._shutdown = True
+        return None
+
+    @lsp_method(types.EXIT)
+    def lsp_exit(self, *args):
+        # pygls raises SystemExit inside its message loop, which its ``start_io`` swallows: the process always
+        # exited 0. The code goes to ``run`` instead: 0 after ``shutdown``, 1 without (as the spec asks).
+        if (user_handler := self.fm.features.get(types.EXIT)) is not None:
+            yield user_handler, args, None
+        self._server.exit_code = 0 if self._shutdown else 1
+        self._server.stop()
 
     # The server keeps the text itself (documents.py): skip pygls' copy of every text document.
     @lsp_method(types.TEXT_DOCUMENT_DID_OPEN)
@@ -111,6 +156,18 @@ class BpropServer(LanguageServer):
         self.store = DocumentStore()
         self.settings = SettingsStore(self.log_warning, show=self.show_warning)
         self.scheduler = Scheduler(self)
+        self.exit_code = 0
+        self.stop_reading = None  # set by the transport: ends the message loop
+
+    def start_io(self, stdin=None, stdout=None) -> None:
+        transport.serve_stdio(self, stdin, stdout)
+
+    def stop(self) -> None:
+        """End the message loop (after ``exit``)."""
+        if self._stop_event is not None:
+            self._stop_event.set()
+        if self.stop_reading is not None:
+            self.stop_reading()
 
     # ------------------------------------------------------------------ messages to the user
     def _log(self, kind: types.MessageType, message: str) -> None:
@@ -123,15 +180,16 @@ class BpropServer(LanguageServer):
         log.warning("%s", message)
         self._log(types.MessageType.Warning, message)
 
-    def show_warning(self, message: str) -> None:
-        """A mistake the user has to fix (a setting naming no rule): a ``window/showMessage`` warning."""
-        try:
-            self.window_show_message(types.ShowMessageParams(type=types.MessageType.Warning, message=message))
-        except Exception:  # noqa: BLE001 - no transport yet (or gone): the log has it
-            log.warning("%s", message)
-
     def log_error(self, message: str) -> None:
         self._log(types.MessageType.Error, message)
+
+    def show_warning(self, message: str) -> None:
+        """A warning the user should see (``window/showMessage``), also in the log."""
+        self.log_warning(message)
+        try:
+            self.window_show_message(types.ShowMessageParams(type=types.MessageType.Warning, message=message))
+        except Exception:  # noqa: BLE001 - no transport: the log has it
+            pass
 
     def report_server_error(self, error: Exception, source) -> None:
         """Errors outside a request (a notification handler, a body that is not JSON): log them, keep serving.
@@ -171,7 +229,7 @@ def create_server() -> BpropServer:
     ls.feature(types.TEXT_DOCUMENT_DIAGNOSTIC, types.DiagnosticOptions(
         identifier=diagnostics.SOURCE, inter_file_dependencies=False, workspace_diagnostics=True,
     ))(diagnostics.document_diagnostic)
-    ls.feature(types.WORKSPACE_DIAGNOSTIC)(diagnostics.workspace_diagnostic)
+    ls.feature(types.WORKSPACE_DIAGNOSTIC)(workspace_scan.workspace_diagnostic)
     ls.feature(types.TEXT_DOCUMENT_CODE_ACTION, code_action.OPTIONS)(code_action.code_action)
     ls.feature(types.CODE_ACTION_RESOLVE)(code_action_resolve.resolve)
     ls.feature(types.TEXT_DOCUMENT_HOVER)(hover.hover)
@@ -197,4 +255,9 @@ def run(args=None) -> int:
         ls.start_tcp(host or "127.0.0.1", int(port))
     else:
         ls.start_io()
-    return 0
+    if ls.scheduler.busy():
+        # An analysis still runs in the worker thread, which the interpreter would wait for at exit: leave now.
+        logging.shutdown()
+        sys.stdout.flush()
+        os._exit(ls.exit_code)
+    return ls.exit_code
