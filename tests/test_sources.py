@@ -14,6 +14,28 @@ from bprop_lsp.sources import SourceChanged, SourceError, iter_paths, read_sourc
 SEED = "def bprop(self, x, out):\n    return (out,)\n"
 
 
+@pytest.fixture
+def deep_dir(tmp_path):
+    """``make(depth)`` nests that many folders under tmp_path; they are removed bottom-up afterwards (pytest's own
+    clean-up, shutil.rmtree, is recursive and would overflow on them)."""
+    made: list[str] = []
+
+    def make(depth: int) -> str:
+        path = str(tmp_path)
+        for _ in range(depth):
+            path = os.path.join(path, "d")
+            os.mkdir(path)
+            made.append(path)
+        return path
+
+    yield make
+    for folder in reversed(made):
+        for name in os.listdir(folder):
+            if not os.path.isdir(os.path.join(folder, name)):
+                os.unlink(os.path.join(folder, name))
+        os.rmdir(folder)
+
+
 def walk(root, **kw):
     skipped = []
     paths = list(iter_paths([str(root)], on_skip=lambda p, why, is_error: skipped.append((p, why, is_error)), **kw))
@@ -156,12 +178,9 @@ def test_walk_survives_a_symlink_loop_to_an_ancestor(tmp_path):
     assert found == ["pkg/a.py"]
 
 
-def test_walk_is_not_recursive(tmp_path):
+def test_walk_is_not_recursive(tmp_path, deep_dir):
     """1,200 nested folders: a recursive walk (os.walk on Python < 3.12) overflows the stack."""
-    path = str(tmp_path)
-    for _ in range(1200):
-        path = os.path.join(path, "d")
-        os.mkdir(path)
+    path = deep_dir(1200)
     with open(os.path.join(path, "deep.py"), "w") as fh:
         fh.write(SEED)
     found, _ = walk(tmp_path)
