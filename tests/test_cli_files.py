@@ -241,3 +241,13 @@ def test_summary_after_fix_and_when_clean(capsys, tmp_path):
     assert code == 0 and out.splitlines() == ["Fixed 2 findings in 2 files.", "All checks passed!"]
     code, out, _ = run(capsys, "check", str(tmp_path))
     assert code == 0 and out == "All checks passed!\n"
+
+
+def test_pyproject_in_the_current_folder_applies_to_a_walk_of_dot(capsys, tmp_path, monkeypatch):
+    (tmp_path / "pyproject.toml").write_text('[tool.bprop-lsp]\nexclude = ["legacy"]\nignore = ["BP014"]\n')
+    (tmp_path / "legacy").mkdir()
+    (tmp_path / "legacy" / "old.py").write_text(SEED)
+    (tmp_path / "new.py").write_text(SEED)
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = run(capsys, "check", "--output-format", "json", ".")
+    assert code == 1 and [f["filename"] for f in json.loads(out)] == ["new.py"]

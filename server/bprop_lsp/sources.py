@@ -288,20 +288,30 @@ def _read_regular(path: str, limit: int) -> bytes:
             raise SourceError(f"{_file_kind(st.st_mode)}, not a regular file")
         if st.st_size > limit:
             raise SourceError(_too_large(st.st_size, limit))
-        chunks = []
-        remaining = limit + 1
-        while remaining > 0:
-            chunk = os.read(fd, min(remaining, 1024 * 1024))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            remaining -= len(chunk)
-        raw = b"".join(chunks)
+        raw = _read_fd(fd, limit + 1)
         if len(raw) > limit:  # grew after the fstat
             raise SourceError(_too_large(len(raw), limit))
         return raw
     finally:
         os.close(fd)
+
+
+def _read_fd(fd: int, most: int) -> bytes:
+    chunks = []
+    while most > 0:
+        chunk = os.read(fd, min(most, 1024 * 1024))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        most -= len(chunk)
+    return b"".join(chunks)
+
+
+def read_bytes(path: str, limit: int | None = None) -> bytes:
+    """The bytes of a regular file, at most ``limit`` (default ``MAX_BYTES``); SourceError/OSError otherwise.
+
+    Never opens a FIFO or a device (the server's workspace scan should read through this, as the CLI does)."""
+    return _read_regular(path, MAX_BYTES if limit is None else limit)
 
 
 def _too_large(size: int, limit: int) -> str:
@@ -406,7 +416,7 @@ def write_source(source: SourceFile, new_text: str) -> None:
             with os.fdopen(fd, "wb") as fh:
                 fh.write(data)
                 fh.flush()
-                _copy_owner_and_mode(fh.fileno(), st)
+                _copy_owner_and_mode(fh.fileno(), tmp, st)
                 os.fsync(fh.fileno())
             _check_unchanged(source, target)
             os.replace(tmp, target)
@@ -420,7 +430,7 @@ def write_source(source: SourceFile, new_text: str) -> None:
         raise
 
 
-def _copy_owner_and_mode(fd: int, st: os.stat_result) -> None:
+def _copy_owner_and_mode(fd: int, path: str, st: os.stat_result) -> None:
     if hasattr(os, "fchown"):
         try:
             os.fchown(fd, st.st_uid, st.st_gid)
@@ -429,7 +439,11 @@ def _copy_owner_and_mode(fd: int, st: os.stat_result) -> None:
                 os.fchown(fd, -1, st.st_gid)
             except OSError:
                 pass
-    os.fchmod(fd, stat.S_IMODE(st.st_mode))  # after chown, which clears set-id bits
+    # After chown, which clears set-id bits. (No fchmod on Windows before Python 3.13.)
+    if hasattr(os, "fchmod"):
+        os.fchmod(fd, stat.S_IMODE(st.st_mode))
+    else:  # pragma: no cover - Windows
+        os.chmod(path, stat.S_IMODE(st.st_mode))
 
 
 def _check_unchanged(source: SourceFile, target: str) -> None:
@@ -450,14 +464,14 @@ def _write_in_place(source: SourceFile, target: str, before: os.stat_result, dat
         st = os.fstat(fd)
         if (st.st_dev, st.st_ino) != (before.st_dev, before.st_ino) or not stat.S_ISREG(st.st_mode):
             raise SourceChanged(f"{source.path}: replaced on disk during the run; not fixed (run again)")
-        current = os.pread(fd, MAX_BYTES + 1, 0)
-        if current != source.raw:
+        if _read_fd(fd, MAX_BYTES + 1) != source.raw:
             raise SourceChanged(f"{source.path}: changed on disk during the run; not fixed (run again)")
         try:
+            os.lseek(fd, 0, os.SEEK_SET)
             view = memoryview(data)
-            offset = 0
-            while offset < len(data):
-                offset += os.pwrite(fd, view[offset:], offset)
+            written = 0
+            while written < len(data):
+                written += os.write(fd, view[written:])
             os.ftruncate(fd, len(data))
             os.fsync(fd)
         except OSError as exc:

@@ -88,7 +88,8 @@ class SettingsResolver:
             return self.fixed_config
         if self.args.isolated or path is None:
             return self._cached(None)
-        folder = os.path.dirname(os.path.abspath(path if path != "-" else "x"))
+        absolute = os.path.abspath(path if path != "-" else ".")
+        folder = absolute if path == "-" or os.path.isdir(absolute) else os.path.dirname(absolute)
         hit = self.by_folder.get(folder)
         if hit is None:
             hit = self.by_folder[folder] = self._cached(find_pyproject(Path(folder).resolve()))
