@@ -164,7 +164,6 @@ def run_check(args) -> int:
         if result.findings:
             index = LineIndex(result.text)
             reported.extend(Reported(result.path, f, index) for f in result.findings)
-    files_checked = sum(1 for r in results if r.checked)
     fixes_applied = sum(r.fixes for r in results)
     changed_files = sum(1 for r in results if r.changed)
     if not jobs and not had_error:
