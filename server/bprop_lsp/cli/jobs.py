@@ -157,7 +157,10 @@ WARM_UP = "class C:\n    def bprop(self, x, out, dout):\n        return (dout,)\
 def _run_pool(jobs, indices, workers, deliver) -> None:
     # Import the rules and load parso's grammar once here (~0.25 s): forked workers inherit them instead of
     # each paying for them.
-    analyze(WARM_UP)
+    try:
+        analyze(WARM_UP, Settings())
+    except Exception:  # noqa: BLE001 - only a head start; the workers report real failures per file
+        pass
     # Small chunks: the files with a custom bprop (the costly ones) often sit together in one folder, and a big
     # chunk would hand them all to one worker.
     chunksize = max(1, min(8, len(indices) // (workers * 32)))
