@@ -3,6 +3,7 @@ the progress bar shows only on a terminal, outside CI and without -q."""
 from __future__ import annotations
 
 import io
+import multiprocessing
 import subprocess
 import sys
 
@@ -83,6 +84,8 @@ def test_pool_is_used_only_for_enough_files(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("workers", [1, 2])
 def test_internal_error_in_one_file_is_reported_and_the_run_goes_on(capsys, tmp_path, monkeypatch, workers):
+    if workers > 1 and multiprocessing.get_start_method() != "fork":
+        pytest.skip("the patched analyze reaches pool workers only when they are forked")
     real_analyze = jobs.analyze
 
     def analyze(text, settings=None, **kw):
