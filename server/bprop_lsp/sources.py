@@ -80,7 +80,7 @@ def iter_paths(paths: list[str], exclude: tuple[str, ...] = (), *, respect_gitig
                on_skip: OnSkip | None = None) -> Iterator[str]:
     """The files to check under ``paths``, each once.
 
-    A named file is yielded as given (ignore files and ``exclude`` do not apply to it; reading it reports what is
+    A named file is yielded as given, less a leading ``./`` (ignore files and ``exclude`` do not apply to it; reading it reports what is
     wrong). A directory is walked without recursion for regular ``*.py``/``*.pyi`` files (symbolic links to
     regular files included; links to directories not followed), skipping ``SKIP_DIRS``, virtualenvs, ``exclude``
     globs and, with ``respect_gitignore``, what ``.ignore`` files (always) and ``.gitignore`` files and
