@@ -113,7 +113,9 @@ def test_mode_specific_findings_follow_the_mode():
 def test_settings_merge_reports_bad_values():
     result = merge(Settings(), {"mode": "fast", "select": ["BP001", "XYZ"], "bogus": 1, "ignore": 5}, "test")
     assert result.settings.mode == "auto" and result.settings.select == ("BP001",)
-    assert len(result.warnings) == 4 and all(w.startswith("test:") for w in result.warnings)
+    assert len(result.warnings) == 3 and all(w.startswith("test:") for w in result.warnings)
+    # A selector that matches no rule changes what is checked: an error (the CLI exits 2), not a warning.
+    assert result.errors == ["test: unknown rule selector `XYZ` in 'select'; `bprop-lsp rule` lists the rules"]
 
 
 def test_incremental_parse_matches_a_fresh_parse():

@@ -1,24 +1,42 @@
-"""Finding the files to check, reading them as text and writing fixes back: shared by the CLI and the server."""
+"""Finding the files to check, reading them as text and writing fixes back: shared by the CLI and the server.
+
+Walking opens nothing but ignore files; reading opens only regular files (a FIFO, a device or a link to one is
+refused before it is opened) and never more than ``MAX_BYTES + 1`` bytes; writing goes through a fresh temporary
+file in the target's folder and a rename, after checking that the file still holds what was read.
+"""
 from __future__ import annotations
 
+import errno
 import fnmatch
 import io
 import os
+import stat
+import tempfile
 import tokenize
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
+
+from .gitignore import IgnoreFile, parse_lines
 
 SKIP_DIRS = {
     ".git", ".hg", ".svn", ".venv", "venv", "env", ".env", "node_modules", "build", "dist", "__pycache__",
     ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".eggs", "site-packages", ".hypothesis",
     ".ipynb_checkpoints",
 }
+SUFFIXES = (".py", ".pyi")
 MAX_BYTES = 10 * 1024 * 1024  # larger "sources" are generated or data: skip them with a message
+MAX_IGNORE_FILE_BYTES = 1024 * 1024
+
+# Called with (path, reason, is_error) for every path the walk passes over with something to say.
+OnSkip = Callable[[str, str, bool], None]
 
 
 class SourceError(Exception):
-    """A file that cannot be checked; the message names the reason."""
+    """A file that cannot be checked (or written); the message names the file and the reason."""
+
+
+class SourceChanged(SourceError):
+    """The file changed on disk between reading and writing the fix: it is left as it is."""
 
 
 @dataclass
@@ -27,34 +45,279 @@ class SourceFile:
     text: str
     encoding: str
     raw: bytes
+    # The path the file was read from (None for stdin): what a fix is written back to.
+    origin: str | None = None
 
 
-def iter_paths(paths: list[str], exclude: tuple[str, ...] = ()) -> Iterator[str]:
-    """Files under ``paths``: named files as given; directories walked for ``*.py`` (and ``*.pyi``)."""
+# ---------------------------------------------------------------------------------------------------- walking
+
+def display_path(path: str) -> str:
+    """``path`` as printed: without leading ``./``."""
+    while path.startswith("./"):
+        path = path[2:].lstrip("/")
+    return path or "."
+
+
+def _join(folder: str, name: str) -> str:
+    return name if folder in ("", ".") else os.path.join(folder, name)
+
+
+def _file_kind(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISCHR(mode):
+        return "a character device"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    return "not a regular file"
+
+
+def iter_paths(paths: list[str], exclude: tuple[str, ...] = (), *, respect_gitignore: bool = True,
+               on_skip: OnSkip | None = None) -> Iterator[str]:
+    """The files to check under ``paths``, each once.
+
+    A named file is yielded as given, less a leading ``./`` (ignore files and ``exclude`` do not apply to it; reading it reports what is
+    wrong). A directory is walked without recursion for regular ``*.py``/``*.pyi`` files (symbolic links to
+    regular files included; links to directories not followed), skipping ``SKIP_DIRS``, virtualenvs, ``exclude``
+    globs and, with ``respect_gitignore``, what ``.ignore`` files (always) and ``.gitignore`` files and
+    ``.git/info/exclude`` (inside a git repository) ignore. Anything passed over for a reason a user would want
+    to know (a FIFO, a device, a broken link, an unreadable folder) is reported through ``on_skip``.
+    """
+    report = on_skip or (lambda path, reason, is_error: None)
+    seen: set[str] = set()
     for given in paths:
         if given == "-":
             yield given
             continue
-        p = Path(given)
-        if p.is_dir():
-            for root, dirs, files in os.walk(p):
-                dirs[:] = sorted(
-                    d for d in dirs
-                    if d not in SKIP_DIRS and not d.endswith(".egg-info") and not _excluded(os.path.join(root, d), d, exclude)
-                    and not os.path.exists(os.path.join(root, d, "pyvenv.cfg"))
-                )
-                for name in sorted(files):
-                    if name.endswith((".py", ".pyi")):
-                        full = os.path.join(root, name)
-                        if not _excluded(full, name, exclude):
-                            yield full
-        else:
-            yield given  # existence is checked when read, so the error names the file
+        shown = display_path(given)
+        try:
+            is_dir = stat.S_ISDIR(os.stat(given).st_mode)
+        except OSError:
+            is_dir = False  # reading names the problem
+        if not is_dir:
+            if shown not in seen:
+                seen.add(shown)
+                yield shown
+            continue
+        for path in _walk_dir(shown, exclude, respect_gitignore, report):
+            if path not in seen:
+                seen.add(path)
+                yield path
+
+
+@dataclass(frozen=True)
+class _Frame:
+    path: str  # as displayed
+    parts: tuple[str, ...]  # from the ignore origin (the repository's top, else the walked directory)
+    ignores: tuple[IgnoreFile, ...]  # .ignore files, outermost first
+    gitignores: tuple[IgnoreFile, ...]  # .git/info/exclude and .gitignore files, outermost first
+    in_repo: bool
+    top: bool = False  # the directory the walk started from
+
+
+def _walk_dir(root: str, exclude: tuple[str, ...], respect_gitignore: bool, report: OnSkip) -> Iterator[str]:
+    # Depth-first with an explicit stack (a 1,000-deep tree must not hit the recursion limit); directory
+    # symbolic links are not followed, and a directory reached twice (a bind-mount loop) is walked once.
+    stack = [_root_frame(root, respect_gitignore, report)]
+    visited: set[tuple[int, int]] = set()
+    while stack:
+        frame = stack.pop()
+        try:
+            st = os.stat(frame.path)
+            with os.scandir(frame.path) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError as exc:
+            report(frame.path, f"cannot read directory: {exc.strerror or exc}", True)
+            continue
+        if (st.st_dev, st.st_ino) in visited:
+            report(frame.path, "directory reached twice (a loop through a mount); skipped", False)
+            continue
+        visited.add((st.st_dev, st.st_ino))
+        ignores, gitignores, in_repo = frame.ignores, frame.gitignores, frame.in_repo
+        if respect_gitignore:
+            names = {e.name for e in entries}
+            if ".git" in names and not frame.top:
+                # A nested repository: the outer repository's .gitignore files stop at its edge.
+                gitignores, in_repo = _repo_root_ignores(frame.path, frame.parts, report), True
+            if ".ignore" in names:
+                ignores = ignores + _load_ignore(os.path.join(frame.path, ".ignore"), frame.parts, report)
+            if in_repo and ".gitignore" in names:
+                gitignores = gitignores + _load_ignore(os.path.join(frame.path, ".gitignore"), frame.parts, report)
+        subdirs: list[_Frame] = []
+        for entry in entries:
+            name = entry.name
+            path = _join(frame.path, name)
+            parts = frame.parts + (name,)
+            try:
+                is_dir = entry.is_dir(follow_symlinks=False)
+                is_regular = not is_dir and entry.is_file(follow_symlinks=False)
+                is_link = not (is_dir or is_regular) and entry.is_symlink()
+            except OSError as exc:
+                report(path, f"cannot stat: {exc.strerror or exc}", False)
+                continue
+            if is_dir:
+                if (name in SKIP_DIRS or name.endswith(".egg-info") or _excluded(path, name, exclude)
+                        or _ignored(parts, True, ignores, gitignores)
+                        or os.path.exists(os.path.join(path, "pyvenv.cfg"))):
+                    continue
+                subdirs.append(_Frame(path, parts, ignores, gitignores, in_repo))
+                continue
+            if is_link:
+                try:
+                    mode = os.stat(path).st_mode
+                except OSError as exc:
+                    if name.endswith(SUFFIXES) and not _skipped(path, name, parts, False, exclude, ignores, gitignores):
+                        why = "a symbolic link loop" if exc.errno == errno.ELOOP else "a broken symbolic link"
+                        report(path, f"{why}; skipped", False)
+                    continue
+                if stat.S_ISDIR(mode):
+                    if not (name in SKIP_DIRS or _skipped(path, name, parts, False, exclude, ignores, gitignores)):
+                        report(path, "a symbolic link to a directory; not followed", False)
+                    continue
+            if not name.endswith(SUFFIXES) or _skipped(path, name, parts, False, exclude, ignores, gitignores):
+                continue
+            if is_regular:
+                yield path
+                continue
+            if not is_link:
+                try:
+                    mode = entry.stat(follow_symlinks=False).st_mode
+                except OSError as exc:
+                    report(path, f"cannot stat: {exc.strerror or exc}", False)
+                    continue
+            if stat.S_ISREG(mode):
+                yield path  # a link to a regular file: checked (and fixed through to its target)
+            else:
+                via = " (through a symbolic link)" if is_link else ""
+                report(path, f"{_file_kind(mode)}{via}, not a regular file; skipped", False)
+        stack.extend(reversed(subdirs))
+
+
+def _skipped(path, name, parts, is_dir, exclude, ignores, gitignores) -> bool:
+    return _excluded(path, name, exclude) or _ignored(parts, is_dir, ignores, gitignores)
+
+
+def _ignored(parts, is_dir, ignores, gitignores) -> bool:
+    # .ignore files beat .gitignore files (as in ripgrep and ruff); within a kind the deepest file decides,
+    # within a file the last matching line.
+    for group in (ignores, gitignores):
+        for ignore_file in reversed(group):
+            verdict = ignore_file.decide(parts, is_dir)
+            if verdict is not None:
+                return verdict
+    return False
 
 
 def _excluded(path: str, name: str, patterns: tuple[str, ...]) -> bool:
+    if not patterns:
+        return False
     norm = path.replace(os.sep, "/")
     return any(fnmatch.fnmatch(name, pat) or fnmatch.fnmatch(norm, pat) or fnmatch.fnmatch(norm, f"*/{pat}") for pat in patterns)
+
+
+def _load_ignore(path: str, base: tuple[str, ...], report: OnSkip) -> tuple[IgnoreFile, ...]:
+    try:
+        raw = _read_regular(path, MAX_IGNORE_FILE_BYTES)
+    except FileNotFoundError:
+        return ()
+    except (OSError, SourceError) as exc:
+        report(path, f"ignore file not read ({exc}); its patterns do not apply", False)
+        return ()
+    patterns = parse_lines(raw.decode("utf-8", errors="replace"))
+    return (IgnoreFile(base, patterns),) if patterns else ()
+
+
+def _repo_root_ignores(folder: str, parts: tuple[str, ...], report: OnSkip) -> tuple[IgnoreFile, ...]:
+    git = os.path.join(folder, ".git")
+    if os.path.isdir(git):
+        return _load_ignore(os.path.join(git, "info", "exclude"), parts, report)
+    return ()
+
+
+def _root_frame(root: str, respect_gitignore: bool, report: OnSkip) -> _Frame:
+    """The walk's first folder, with the ignore files of the folders above it up to the repository's top."""
+    if not respect_gitignore:
+        return _Frame(root, (), (), (), False, True)
+    real = os.path.realpath(root)
+    chain = [real]
+    here = real
+    repo_top = None
+    while True:
+        if os.path.exists(os.path.join(here, ".git")):
+            repo_top = here
+            break
+        parent = os.path.dirname(here)
+        if parent == here:
+            break
+        here = parent
+        chain.append(here)
+    if repo_top is None:
+        return _Frame(root, (), (), (), False, True)
+    if repo_top == real:
+        # The walk itself reads .gitignore files from here; only .git/info/exclude comes first.
+        return _Frame(root, (), (), _repo_root_ignores(real, (), report), True, True)
+    chain.reverse()  # repository top first, the walked folder last
+    ignores: tuple[IgnoreFile, ...] = ()
+    gitignores = _repo_root_ignores(repo_top, (), report)
+    parts: tuple[str, ...] = ()
+    for i, folder in enumerate(chain[:-1]):
+        if i:
+            parts = parts + (os.path.basename(folder),)
+        ignores += _load_ignore(os.path.join(folder, ".ignore"), parts, report)
+        gitignores += _load_ignore(os.path.join(folder, ".gitignore"), parts, report)
+    root_parts = tuple(os.path.relpath(real, repo_top).split(os.sep))
+    return _Frame(root, root_parts, ignores, gitignores, True, True)
+
+
+# ---------------------------------------------------------------------------------------------------- reading
+
+def _read_regular(path: str, limit: int) -> bytes:
+    """The bytes of ``path`` if it is a regular file of at most ``limit`` bytes (else SourceError)."""
+    st = os.stat(path)
+    if not stat.S_ISREG(st.st_mode):
+        raise SourceError(f"{_file_kind(st.st_mode)}, not a regular file")
+    # O_NONBLOCK: if a FIFO is swapped in after the stat, opening it does not wait for a writer.
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise SourceError(f"{_file_kind(st.st_mode)}, not a regular file")
+        if st.st_size > limit:
+            raise SourceError(_too_large(st.st_size, limit))
+        raw = _read_fd(fd, limit + 1)
+        if len(raw) > limit:  # grew after the fstat
+            raise SourceError(_too_large(len(raw), limit))
+        return raw
+    finally:
+        os.close(fd)
+
+
+def _read_fd(fd: int, most: int) -> bytes:
+    chunks = []
+    while most > 0:
+        chunk = os.read(fd, min(most, 1024 * 1024))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        most -= len(chunk)
+    return b"".join(chunks)
+
+
+def read_bytes(path: str, limit: int | None = None) -> bytes:
+    """The bytes of a regular file, at most ``limit`` (default ``MAX_BYTES``); SourceError/OSError otherwise.
+
+    Never opens a FIFO or a device (the server's workspace scan should read through this, as the CLI does)."""
+    return _read_regular(path, MAX_BYTES if limit is None else limit)
+
+
+def _too_large(size: int, limit: int) -> str:
+    if limit >= 1024 * 1024:
+        return f"{size / 1e6:.1f} MB is larger than the {limit // (1024 * 1024)} MiB limit"
+    return f"{size} bytes is larger than the {limit}-byte limit"
 
 
 def decode(raw: bytes, label: str) -> tuple[str, str]:
@@ -75,27 +338,24 @@ def decode(raw: bytes, label: str) -> tuple[str, str]:
 
 
 def read_source(path: str, stdin: io.BufferedReader | None = None, display: str | None = None) -> SourceFile:
-    label = display or path
+    label = display or display_path(path)
     if path == "-":
-        raw = (stdin or _stdin()).read()
+        raw = (stdin or _stdin()).read(MAX_BYTES + 1)
+        if len(raw) > MAX_BYTES:
+            raise SourceError(f"{label}: {_too_large(len(raw), MAX_BYTES)}; skipped")
+        origin = None
     else:
         try:
-            size = os.path.getsize(path)
+            raw = _read_regular(path, MAX_BYTES)
         except FileNotFoundError:
             raise SourceError(f"{label}: no such file or directory") from None
+        except SourceError as exc:
+            raise SourceError(f"{label}: {exc}; skipped") from None
         except OSError as exc:
             raise SourceError(f"{label}: cannot read: {exc.strerror or exc}") from None
-        if size > MAX_BYTES:
-            raise SourceError(f"{label}: {size / 1e6:.1f} MB is larger than the {MAX_BYTES // (1024 * 1024)} MiB limit; skipped")
-        try:
-            with open(path, "rb") as fh:
-                raw = fh.read()
-        except IsADirectoryError:
-            raise SourceError(f"{label}: is a directory") from None
-        except OSError as exc:
-            raise SourceError(f"{label}: cannot read: {exc.strerror or exc}") from None
+        origin = path
     text, encoding = decode(raw, label)
-    return SourceFile(label, text, encoding, raw)
+    return SourceFile(label, text, encoding, raw, origin)
 
 
 def _stdin():
@@ -104,17 +364,117 @@ def _stdin():
     return sys.stdin.buffer
 
 
-def write_source(source: SourceFile, new_text: str) -> None:
-    """Write ``new_text`` back in the file's own encoding (keeping a BOM if it had one)."""
+# ---------------------------------------------------------------------------------------------------- writing
+
+def encode_like(source: SourceFile, new_text: str) -> bytes:
+    """``new_text`` in the file's own encoding, keeping a BOM if it had one."""
     data = new_text.encode(source.encoding)
     if source.raw.startswith(b"\xef\xbb\xbf") and not data.startswith(b"\xef\xbb\xbf"):
         data = b"\xef\xbb\xbf" + data
-    tmp = source.path + ".bprop-lsp.tmp"
-    with open(tmp, "wb") as fh:
-        fh.write(data)
+    return data
+
+
+def write_source(source: SourceFile, new_text: str) -> None:
+    """Write ``new_text`` over the file ``source`` was read from, or raise SourceError and change nothing.
+
+    * A symbolic link is written through: the fix lands in the link's target (``os.path.realpath``).
+    * The file is refused when it is not writable (read-only mode bits, or no permission).
+    * The file's bytes are read again just before the switch; if they are not what was read at the start
+      (an editor or another tool saved it meanwhile) the file is left alone (SourceChanged).
+    * A file with one link is replaced atomically: the new bytes go to a fresh temporary file created
+      exclusively in the same folder (``tempfile.mkstemp``: a random name, O_EXCL, no link followed), given the
+      file's mode and (where permitted) owner and group, flushed to disk, then renamed over the file.
+    * A file with several hard links (or in a folder we cannot create files in) is rewritten in place, as ruff and
+      black do, so every link sees the fix; the bytes are still checked first.
+    * Nothing is left behind on failure: the temporary file is removed.
+    """
+    if source.origin is None:
+        raise SourceError(f"{source.path}: not a file; cannot write")
+    data = encode_like(source, new_text)
+    target = os.path.realpath(source.origin)
     try:
-        mode = os.stat(source.path).st_mode
-        os.chmod(tmp, mode & 0o7777)
-    except OSError:
-        pass
-    os.replace(tmp, source.path)
+        st = os.stat(target)
+    except OSError as exc:
+        raise SourceError(f"{source.path}: cannot write: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise SourceError(f"{source.path}: {_file_kind(st.st_mode)}, not a regular file; not fixed")
+    if not (st.st_mode & 0o222) or not os.access(target, os.W_OK):
+        raise SourceError(f"{source.path}: read-only file; not fixed")
+    if st.st_nlink > 1:
+        _write_in_place(source, target, st, data)
+        return
+    folder = os.path.dirname(target) or "."
+    try:
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(target)}.", suffix=".bprop-lsp.tmp")
+    except PermissionError:
+        _write_in_place(source, target, st, data)
+        return
+    except OSError as exc:
+        raise SourceError(f"{source.path}: cannot create a temporary file in {folder}: {exc.strerror or exc}; not fixed") from None
+    try:
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+                fh.flush()
+                _copy_owner_and_mode(fh.fileno(), tmp, st)
+                os.fsync(fh.fileno())
+            _check_unchanged(source, target)
+            os.replace(tmp, target)
+        except OSError as exc:
+            raise SourceError(f"{source.path}: cannot write: {exc.strerror or exc}; not fixed") from None
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def _copy_owner_and_mode(fd: int, path: str, st: os.stat_result) -> None:
+    if hasattr(os, "fchown"):
+        try:
+            os.fchown(fd, st.st_uid, st.st_gid)
+        except OSError:
+            try:  # not root: the group may still be one of ours
+                os.fchown(fd, -1, st.st_gid)
+            except OSError:
+                pass
+    # After chown, which clears set-id bits. (No fchmod on Windows before Python 3.13.)
+    if hasattr(os, "fchmod"):
+        os.fchmod(fd, stat.S_IMODE(st.st_mode))
+    else:  # pragma: no cover - Windows
+        os.chmod(path, stat.S_IMODE(st.st_mode))
+
+
+def _check_unchanged(source: SourceFile, target: str) -> None:
+    try:
+        now = _read_regular(target, MAX_BYTES)
+    except (OSError, SourceError) as exc:
+        raise SourceChanged(f"{source.path}: changed on disk during the run ({exc}); not fixed") from None
+    if now != source.raw:
+        raise SourceChanged(f"{source.path}: changed on disk during the run; not fixed (run again)")
+
+
+def _write_in_place(source: SourceFile, target: str, before: os.stat_result, data: bytes) -> None:
+    try:
+        fd = os.open(target, os.O_RDWR | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise SourceError(f"{source.path}: cannot write: {exc.strerror or exc}; not fixed") from None
+    try:
+        st = os.fstat(fd)
+        if (st.st_dev, st.st_ino) != (before.st_dev, before.st_ino) or not stat.S_ISREG(st.st_mode):
+            raise SourceChanged(f"{source.path}: replaced on disk during the run; not fixed (run again)")
+        if _read_fd(fd, MAX_BYTES + 1) != source.raw:
+            raise SourceChanged(f"{source.path}: changed on disk during the run; not fixed (run again)")
+        try:
+            os.lseek(fd, 0, os.SEEK_SET)
+            view = memoryview(data)
+            written = 0
+            while written < len(data):
+                written += os.write(fd, view[written:])
+            os.ftruncate(fd, len(data))
+            os.fsync(fd)
+        except OSError as exc:
+            raise SourceError(f"{source.path}: cannot write: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)

@@ -1,46 +1,73 @@
 """``bprop-lsp check``: read files, resolve settings per file, analyse, print, fix."""
 from __future__ import annotations
 
-import difflib
 import os
 import sys
 from pathlib import Path
 
-from ..engine import Settings, analyze, fix_all
-from ..engine.settings import SettingsResult, find_pyproject, merge, settings_from_pyproject
+from ..engine import Settings
+from ..engine.settings import (SettingsResult, find_pyproject, invalid_selectors, merge, selector_message,
+                               settings_from_pyproject)
 from ..engine.text import LineIndex
-from ..sources import SourceError, iter_paths, read_source, write_source
+from ..sources import iter_paths
+from .jobs import FileResult, Job, Options, Progress, default_workers, run_jobs
 from .output import Reported, render
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
 
 class SettingsResolver:
-    """Settings per file: the nearest ``pyproject.toml`` (or ``--config``), then command-line flags."""
+    """Settings per file: the nearest ``pyproject.toml`` (or ``--config``), then command-line flags.
+
+    A rule selector that matches no rule (in a flag or a file) is an error, as is a file that cannot be read:
+    files under a broken configuration are not checked (their results would mislead), and the run exits 2.
+    """
 
     def __init__(self, args):
         self.args = args
-        self.cache: dict[Path | None, Settings] = {}
+        self.by_pyproject: dict[Path | None, tuple[Settings, bool]] = {}
+        self.by_folder: dict[str, tuple[Settings, bool]] = {}
         self.errors: list[str] = []
         self.warned: set[str] = set()
-        self.fixed_config: Settings | None = None
+        self.fixed_config: tuple[Settings, bool] | None = None
+        self._check_flags()
         if args.config:
             path = Path(args.config)
             if not path.is_file():
                 self.errors.append(f"{args.config}: configuration file not found")
             else:
-                self.fixed_config = self._apply_flags(self._load(path))
+                self.fixed_config = self._settings(path)
 
-    def _load(self, path: Path) -> Settings:
-        result: SettingsResult = settings_from_pyproject(path)
+    def _check_flags(self) -> None:
+        for flag, value in (("--select", self.args.select), ("--ignore", self.args.ignore)):
+            if value:
+                items = [v.strip() for v in value.split(",") if v.strip()]
+                for bad, suggestions in invalid_selectors(items):
+                    self.errors.append(selector_message(bad, suggestions, flag))
+
+    def _settings(self, pyproject: Path | None) -> tuple[Settings, bool]:
+        if pyproject is None:
+            return self._apply_flags(Settings()), False
+        result: SettingsResult = settings_from_pyproject(pyproject)
+        broken = bool(result.errors)
         for w in result.warnings:
-            if w not in self.warned:
-                self.warned.add(w)
-                if "invalid TOML" in w or "cannot read" in w or "must be a table" in w:
-                    self.errors.append(w)
-                else:
-                    print(f"bprop-lsp: warning: {w}", file=sys.stderr)
-        return result.settings
+            if "invalid TOML" in w or "cannot read" in w or "must be a table" in w:
+                broken = True
+                self._once(w, self.errors)
+            else:
+                self._once(w, None)
+        for e in result.errors:
+            self._once(e, self.errors)
+        return self._apply_flags(result.settings), broken
+
+    def _once(self, message: str, errors: list[str] | None) -> None:
+        if message in self.warned:
+            return
+        self.warned.add(message)
+        if errors is not None:
+            errors.append(message)
+        else:
+            print(f"bprop-lsp: warning: {message}", file=sys.stderr)
 
     def _apply_flags(self, base: Settings) -> Settings:
         raw = {}
@@ -50,23 +77,31 @@ class SettingsResolver:
             raw["select"] = self.args.select
         if self.args.ignore:
             raw["ignore"] = self.args.ignore
-        result = merge(base, raw, "command line")
+        result = merge(base, raw, "command line")  # its selector errors were reported by _check_flags
         for w in result.warnings:
-            if w not in self.warned:
-                self.warned.add(w)
-                print(f"bprop-lsp: warning: {w}", file=sys.stderr)
+            self._once(w, None)
         return result.settings
 
-    def for_path(self, path: str | None) -> Settings:
+    def resolve(self, path: str | None) -> tuple[Settings, bool]:
+        """The settings for ``path`` (None: stdin without a name) and whether its configuration is broken."""
         if self.fixed_config is not None:
             return self.fixed_config
         if self.args.isolated or path is None:
-            key = None
-        else:
-            key = find_pyproject(Path(path).resolve() if path != "-" else Path.cwd())
-        if key not in self.cache:
-            self.cache[key] = self._apply_flags(self._load(key) if key else Settings())
-        return self.cache[key]
+            return self._cached(None)
+        absolute = os.path.abspath(path if path != "-" else ".")
+        folder = absolute if path == "-" or os.path.isdir(absolute) else os.path.dirname(absolute)
+        hit = self.by_folder.get(folder)
+        if hit is None:
+            hit = self.by_folder[folder] = self._cached(find_pyproject(Path(folder).resolve()))
+        return hit
+
+    def _cached(self, pyproject: Path | None) -> tuple[Settings, bool]:
+        if pyproject not in self.by_pyproject:
+            self.by_pyproject[pyproject] = self._settings(pyproject)
+        return self.by_pyproject[pyproject]
+
+    def for_path(self, path: str | None) -> Settings:
+        return self.resolve(path)[0]
 
 
 def run_check(args) -> int:
@@ -81,63 +116,64 @@ def run_check(args) -> int:
         return EXIT_ERROR
     fmt = args.output_format or "full"
     color = fmt == "full" and not args.no_color and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
-    reported: list[Reported] = []
     had_error = False
-    changed_files = 0
-    fixes_applied = 0
-    files_checked = 0
-    diffs: list[str] = []
+    errors = 0
 
-    for path in _walk(paths, resolver):
-        display = args.stdin_filename if path == "-" and args.stdin_filename else path
-        settings = resolver.for_path(display if path == "-" and args.stdin_filename else (None if path == "-" else path))
+    def skipped(path: str, reason: str, is_error: bool) -> None:
+        nonlocal had_error, errors
+        print(f"bprop-lsp: {'error' if is_error else 'warning'}: {path}: {reason}", file=sys.stderr)
+        if is_error:
+            had_error, errors = True, errors + 1
+
+    options = Options(fix=bool(args.fix), diff=bool(args.diff), unsafe_fixes=bool(args.unsafe_fixes))
+    jobs: list[Job] = []
+    for path in sorted(_walk(paths, resolver, skipped), key=_path_order):
+        display = args.stdin_filename if path == "-" and args.stdin_filename else None
+        settings, broken = resolver.resolve(display if display else (None if path == "-" else path))
         if resolver.errors:
             for e in resolver.errors:
                 print(f"bprop-lsp: error: {e}", file=sys.stderr)
+            errors += len(resolver.errors)
             resolver.errors.clear()
             had_error = True
-            continue
-        try:
-            source = read_source(path, display=display if path == "-" else None)
-        except SourceError as exc:
-            print(f"bprop-lsp: error: {exc}", file=sys.stderr)
-            had_error = True
-            continue
-        files_checked += 1
-        text = source.text
-        analysis = analyze(text, settings)
-        if analysis.syntax_errors:
-            span, message = analysis.syntax_errors[0]
-            print(f"bprop-lsp: warning: {source.path}:{span.start.line + 1}:{span.start.column + 1}: "
-                  f"syntax error ({message}); findings may be incomplete", file=sys.stderr)
-        if args.fix or args.diff:
-            new_text, count = fix_all(text, settings, include_unsafe=args.unsafe_fixes)
-            if new_text != text:
-                if args.diff:
-                    diffs.append(_unified(source.path, text, new_text))
-                elif path == "-":
-                    sys.stdout.write(new_text)
-                else:
-                    try:
-                        write_source(source, new_text)
-                    except OSError as exc:
-                        print(f"bprop-lsp: error: {source.path}: cannot write: {exc}", file=sys.stderr)
-                        had_error = True
-                        continue
-                fixes_applied += count
-                changed_files += 1
-                if not args.diff:
-                    text = new_text
-                    analysis = analyze(text, settings)
-            elif path == "-" and args.fix:
-                sys.stdout.write(text)
-        index = LineIndex(text)
-        reported.extend(Reported(source.path, f, index) for f in analysis.findings)
+        if broken:
+            continue  # its configuration is broken: checking it with other settings would mislead
+        jobs.append(Job(path, settings, options, display))
+
+    progress = Progress(len(jobs), sys.stderr, Progress.wanted(sys.stderr, args.quiet))
+
+    def collected(_: int, result: FileResult) -> None:
+        if result.messages:
+            progress.clear()
+            for line in result.messages:
+                print(line, file=sys.stderr)
+        progress.advance()
+
+    workers = args.jobs if args.jobs and args.jobs > 0 else default_workers()
+    try:
+        results = run_jobs(jobs, workers, collected)
+    finally:
+        progress.clear()
+
+    reported: list[Reported] = []
+    for result in sorted(results, key=lambda r: _path_order(r.path)):
+        if result.error:
+            had_error, errors = True, errors + 1
+        if result.stdout is not None:
+            sys.stdout.write(result.stdout)
+        if result.findings:
+            index = LineIndex(result.text)
+            reported.extend(Reported(result.path, f, index) for f in result.findings)
+    fixes_applied = sum(r.fixes for r in results)
+    changed_files = sum(1 for r in results if r.changed)
+    if not jobs and not had_error:
+        print("bprop-lsp: warning: no Python files found under the given paths", file=sys.stderr)
 
     if args.diff:
+        diffs = [r.diff for r in sorted(results, key=lambda r: _path_order(r.path)) if r.diff]
         sys.stdout.write("".join(diffs))
         if not args.quiet:
-            print(f"Would fix {fixes_applied} finding(s) in {changed_files} file(s).", file=sys.stderr)
+            print(f"Would fix {_plural(fixes_applied, 'finding')} in {_plural(changed_files, 'file')}.", file=sys.stderr)
         if had_error:
             return EXIT_ERROR
         return EXIT_FINDINGS if diffs and not args.exit_zero else EXIT_CLEAN
@@ -146,7 +182,7 @@ def run_check(args) -> int:
     out = sys.stderr if (args.fix and "-" in paths) else sys.stdout
     out.write(render(fmt, reported, color=color))
     if not args.quiet and fmt in ("full", "concise"):
-        _summary(reported, fixes_applied, files_checked, args, out)
+        _summary(reported, fixes_applied, changed_files, errors, args, out)
     if had_error:
         return EXIT_ERROR
     if reported and not args.exit_zero:
@@ -154,26 +190,33 @@ def run_check(args) -> int:
     return EXIT_CLEAN
 
 
-def _walk(paths, resolver):
+def _walk(paths, resolver, on_skip):
     excludes = resolver.for_path(".").exclude
-    yield from iter_paths(paths, excludes)
+    return iter_paths(paths, excludes, respect_gitignore=resolver.args.respect_gitignore, on_skip=on_skip)
 
 
-def _unified(name: str, old: str, new: str) -> str:
-    return "".join(difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True),
-                                        fromfile=f"a/{name}", tofile=f"b/{name}"))
+def _path_order(path: str) -> tuple[str, ...]:
+    # Folder by folder, so that "pkg/z.py" sorts with "pkg/a.py" and before "pkg-x/a.py".
+    return tuple(path.split(os.sep))
 
 
-def _summary(reported, fixes_applied, files_checked, args, out) -> None:
-    fixable = sum(1 for r in reported if r.finding.fix is not None and r.finding.fix.is_safe)
-    parts = []
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def _summary(reported, fixes_applied, changed_files, errors, args, out) -> None:
+    lines = []
     if fixes_applied:
-        parts.append(f"Fixed {fixes_applied} finding(s).")
+        lines.append(f"Fixed {_plural(fixes_applied, 'finding')} in {_plural(changed_files, 'file')}.")
     if reported:
-        parts.append(f"Found {len(reported)} finding(s) in {files_checked} file(s) checked.")
+        fixable = sum(1 for r in reported if r.finding.fix is not None and r.finding.fix.is_safe)
+        files = len({r.filename for r in reported})
+        line = f"Found {_plural(len(reported), 'finding')} in {_plural(files, 'file')}"
+        lines.append(line + (f" ({fixable} fixable)." if fixable else "."))
         if fixable and not args.fix:
-            parts.append(f"{fixable} fixable with `bprop-lsp check --fix`.")
-    elif files_checked:
-        parts.append(f"All checks passed ({files_checked} file(s)).")
-    if parts:
-        out.write(" ".join(parts) + "\n")
+            lines.append("Apply the fixable ones with `bprop-lsp check --fix`.")
+    elif errors:
+        lines.append(f"No findings; {_plural(errors, 'error')} (see above).")
+    else:
+        lines.append("All checks passed!")
+    out.write("\n".join(lines) + "\n")

@@ -33,6 +33,10 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--config", metavar="FILE", help="a pyproject.toml (or TOML file with [tool.bprop-lsp]) to use "
                                                           "instead of the nearest pyproject.toml")
     check.add_argument("--isolated", action="store_true", help="ignore all configuration files")
+    check.add_argument("--no-respect-gitignore", dest="respect_gitignore", action="store_false",
+                       help="also check files that .gitignore, .ignore or .git/info/exclude ignore")
+    check.add_argument("-j", "--jobs", type=int, default=0, metavar="N",
+                       help="processes to check files with (default: one per idle CPU; 1: no process pool)")
     check.add_argument("--stdin-filename", metavar="NAME", help="the name to report for stdin input")
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings remain")
     check.add_argument("--no-color", action="store_true", help="no ANSI colours in the full format")

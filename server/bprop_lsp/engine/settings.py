@@ -5,10 +5,11 @@ raise: they are reported as warnings and the default is kept.
 """
 from __future__ import annotations
 
+import difflib
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 try:  # Python 3.11+
     import tomllib
@@ -56,21 +57,84 @@ _KEYS = {"mode", "select", "ignore", "exclude"}
 EDITOR_KEYS = frozenset({"inlay_hints", "inlayHints"})
 
 
-def _codes(value: Any, key: str, warnings: list[str]) -> tuple[str, ...] | None:
+# Characters people type for one another in a rule code ("BP0O1", "BPOO1", "BP0l1").
+_CONFUSABLE = str.maketrans({"O": "0", "Q": "0", "D": "0", "I": "1", "L": "1", "|": "1", "Z": "2", "S": "5",
+                             "B": "8", "-": "", "_": "", " ": ""})
+
+
+def known_rules() -> dict[str, str]:
+    """Every rule code and its name (``BP001`` -> ``bprop-missing-params``)."""
+    from ..rules import ALL_RULES  # the registry; imported late, as the analysis does
+
+    return {rule.code: rule.name for rule in ALL_RULES}
+
+
+def invalid_selectors(values: Iterable[str], rules: Mapping[str, str] | None = None) -> list[tuple[str, list[str]]]:
+    """The values of a ``select``/``ignore`` list that select no rule, each with the nearest valid codes.
+
+    A selector is ``ALL`` or a code or code prefix (any case) that at least one rule code starts with.
+    Suggestions come from ``difflib`` over the codes and the rule names (a name suggests its code), with
+    look-alike characters (``O`` for ``0``) tried first. ``rules`` maps code to name (default: every rule).
+    """
+    rules = known_rules() if rules is None else rules
+    codes = list(rules)
+    bad: list[tuple[str, list[str]]] = []
+    for value in values:
+        selector = value.strip().upper() if isinstance(value, str) else ""
+        if selector == "ALL" or (selector and any(code.startswith(selector) for code in codes)):
+            continue
+        bad.append((value, _suggest(value if isinstance(value, str) else "", rules)))
+    return bad
+
+
+def _suggest(value: str, rules: Mapping[str, str]) -> list[str]:
+    upper = value.strip().upper()
+    if not upper:
+        return []
+    lookalike = "BP" + upper[2:].translate(_CONFUSABLE) if upper.startswith("BP") else ""
+    if lookalike in rules:
+        return [lookalike]
+    by_name = {name: code for code, name in rules.items()}
+    lowered = value.strip().lower().replace("_", "-")
+    if lowered in by_name:
+        return [by_name[lowered]]
+    found = difflib.get_close_matches(upper, list(rules), n=3, cutoff=0.6)
+    found += [by_name[n] for n in difflib.get_close_matches(lowered, list(by_name), n=3, cutoff=0.6)]
+    return list(dict.fromkeys(found))[:3]
+
+
+def selector_message(value: Any, suggestions: list[str], where: str) -> str:
+    """``unknown rule selector `BP0O1` in --select; did you mean BP001?``"""
+    hint = (f"did you mean {', '.join(suggestions[:-1]) + ' or ' if len(suggestions) > 1 else ''}{suggestions[-1]}?"
+            if suggestions else "`bprop-lsp rule` lists the rules")
+    return f"unknown rule selector `{value}` in {where}; {hint}"
+
+
+def _codes(value: Any, key: str, warnings: list[str], errors: list[str]) -> tuple[str, ...] | None:
     if isinstance(value, str):
         value = [v.strip() for v in value.split(",") if v.strip()]
     if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
         warnings.append(f"setting '{key}' must be a list of rule codes such as [\"BP001\"]; ignored")
         return None
-    bad = [v for v in value if not CODE_PATTERN.match(v.upper())]
-    if bad:
-        warnings.append(f"setting '{key}': unknown rule code(s) {', '.join(map(repr, bad))}; ignored them")
-    return tuple(v.upper() for v in value if CODE_PATTERN.match(v.upper()))
+    bad = invalid_selectors(value)
+    for selector, suggestions in bad:
+        errors.append(selector_message(selector, suggestions, f"'{key}'"))
+    bad_values = {selector for selector, _ in bad}
+    kept = tuple(v.strip().upper() for v in value if v not in bad_values)
+    if value and not kept:
+        return None  # every entry was wrong: keep what was in force rather than select nothing
+    return kept
 
 
 def merge(base: Settings, raw: Mapping[str, Any] | None, source: str) -> SettingsResult:
-    """Overlay ``raw`` (a TOML table or an LSP settings object) on ``base``."""
+    """Overlay ``raw`` (a TOML table or an LSP settings object) on ``base``.
+
+    Unknown keys and ill-typed values are ``warnings`` (the rest applies). Rule selectors that match no rule are
+    ``errors``: they are dropped (a list left empty by that keeps the value in force, so a typo never turns every
+    rule off) and the CLI exits 2 with them.
+    """
     warnings: list[str] = []
+    errors: list[str] = []
     if raw is None:
         return SettingsResult(base, warnings)
     if not isinstance(raw, Mapping):
@@ -81,7 +145,9 @@ def merge(base: Settings, raw: Mapping[str, Any] | None, source: str) -> Setting
         if name in EDITOR_KEYS:
             continue
         if name not in _KEYS:
-            warnings.append(f"{source}: unknown setting '{key}'; ignored")
+            near = difflib.get_close_matches(name, sorted(_KEYS), n=1, cutoff=0.6)
+            hint = f" (did you mean '{near[0]}'?)" if near else f" (known: {', '.join(sorted(_KEYS))})"
+            warnings.append(f"{source}: unknown setting '{key}'{hint}; ignored")
             continue
         if value is None:
             continue
@@ -91,7 +157,7 @@ def merge(base: Settings, raw: Mapping[str, Any] | None, source: str) -> Setting
             else:
                 warnings.append(f"{source}: setting 'mode' must be one of {', '.join(MODES)}, got {value!r}; kept {base.mode!r}")
         elif name in ("select", "ignore"):
-            codes = _codes(value, key, warnings)
+            codes = _codes(value, key, warnings, errors)
             if codes is not None:
                 changes[name] = codes
         elif name == "exclude":
@@ -99,7 +165,11 @@ def merge(base: Settings, raw: Mapping[str, Any] | None, source: str) -> Setting
                 changes["exclude"] = tuple(value)
             else:
                 warnings.append(f"{source}: setting 'exclude' must be a list of glob patterns; ignored")
-    return SettingsResult(replace(base, **changes), [w if w.startswith(source) else f"{source}: {w}" for w in warnings])
+    return SettingsResult(replace(base, **changes), _prefixed(warnings, source), _prefixed(errors, source))
+
+
+def _prefixed(messages: list[str], source: str) -> list[str]:
+    return [m if m.startswith(source) else f"{source}: {m}" for m in messages]
 
 
 def find_pyproject(start: Path) -> Path | None:

@@ -1,0 +1,253 @@
+"""``bprop-lsp check`` over real trees: what is walked, what is skipped (and said), how ``--fix`` writes, and the
+summary line."""
+from __future__ import annotations
+
+import json
+import os
+import resource
+import subprocess
+import sys
+
+import pytest
+
+from bprop_lsp.cli.main import main
+
+SEED = (
+    "from mindspore import nn\n\n\n"
+    "class MulAdd(nn.Cell):\n"
+    "    def construct(self, x, y):\n"
+    "        return 2 * x + y\n\n"
+    "    def bprop(self, x, y, out):\n"
+    "        return 2 * out, out\n"
+)
+CLEAN = SEED.replace("(self, x, y, out)", "(self, x, y, out, dout)")
+
+
+@pytest.fixture
+def deep_dir(tmp_path):
+    """``make(depth)`` nests that many folders under tmp_path; they are removed bottom-up afterwards (pytest's own
+    clean-up, shutil.rmtree, is recursive and would overflow on them)."""
+    made: list[str] = []
+
+    def make(depth: int) -> str:
+        path = str(tmp_path)
+        for _ in range(depth):
+            path = os.path.join(path, "d")
+            os.mkdir(path)
+            made.append(path)
+        return path
+
+    yield make
+    for folder in reversed(made):
+        for name in os.listdir(folder):
+            if not os.path.isdir(os.path.join(folder, name)):
+                os.unlink(os.path.join(folder, name))
+        os.rmdir(folder)
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _limit_memory():  # a regression must fail the test, not eat the machine
+    resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+
+
+def run_cli(*argv, cwd=None, timeout=60):
+    return subprocess.run([sys.executable, "-m", "bprop_lsp", *argv], capture_output=True, text=True, cwd=cwd,
+                          timeout=timeout, preexec_fn=_limit_memory)
+
+
+def test_fifo_and_device_links_named_py_do_not_hang_the_walk(tmp_path):
+    """Regression: a FIFO named x.py blocked open() forever; a committed `x.py -> /dev/zero` read without end."""
+    (tmp_path / "ok.py").write_text(SEED)
+    os.mkfifo(tmp_path / "fifo.py")
+    os.symlink("/dev/zero", tmp_path / "zero.py")
+    proc = run_cli("check", "--output-format", "concise", str(tmp_path), timeout=30)
+    assert proc.returncode == 1, proc.stderr
+    assert "ok.py:8:9: BP001" in proc.stdout
+    assert "fifo.py: a FIFO, not a regular file; skipped" in proc.stderr
+    assert "zero.py: a character device (through a symbolic link), not a regular file; skipped" in proc.stderr
+
+
+def test_a_named_fifo_is_an_error_not_a_hang(tmp_path):
+    os.mkfifo(tmp_path / "fifo.py")
+    proc = run_cli("check", str(tmp_path / "fifo.py"), timeout=30)
+    assert proc.returncode == 2 and "fifo.py: a FIFO, not a regular file" in proc.stderr
+
+
+def test_deep_tree_is_walked_without_recursion(capsys, tmp_path, deep_dir):
+    """Regression: os.walk (recursive before Python 3.12) overflowed on a 1,200-deep tree."""
+    path = deep_dir(1200)
+    with open(os.path.join(path, "deep.py"), "w") as fh:
+        fh.write(SEED)
+    code, out, err = run(capsys, "check", "--output-format", "json", str(tmp_path))
+    assert code == 1, err
+    assert [f["code"] for f in json.loads(out)] == ["BP001"]
+
+
+def test_symlink_loops_do_not_hang(tmp_path):
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "m.py").write_text(SEED)
+    os.symlink("..", tmp_path / "pkg" / "up")
+    os.symlink("a.py", tmp_path / "b.py")
+    os.symlink("b.py", tmp_path / "a.py")
+    proc = run_cli("check", "--output-format", "concise", str(tmp_path), timeout=30)
+    assert proc.returncode == 1 and proc.stdout.count("BP001") == 1
+    assert "a.py: a symbolic link loop; skipped" in proc.stderr and "up: a symbolic link to a directory; not followed" in proc.stderr
+
+
+def test_gitignored_files_are_not_checked_unless_named_or_asked(capsys, tmp_path, monkeypatch):
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".gitignore").write_text("generated/\n")
+    (tmp_path / "generated").mkdir()
+    (tmp_path / "generated" / "g.py").write_text(SEED)
+    (tmp_path / "m.py").write_text(SEED)
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = run(capsys, "check", "--output-format", "json")
+    assert code == 1 and [f["filename"] for f in json.loads(out)] == ["m.py"]
+    code, out, _ = run(capsys, "check", "--output-format", "json", "--no-respect-gitignore", ".")
+    assert code == 1 and [f["filename"] for f in json.loads(out)] == ["generated/g.py", "m.py"]
+    code, out, _ = run(capsys, "check", "--output-format", "json", "generated/g.py")
+    assert code == 1 and [f["filename"] for f in json.loads(out)] == ["generated/g.py"]
+
+
+def test_paths_print_without_dot_slash_and_sorted(capsys, tmp_path, monkeypatch):
+    for rel in ("b/m.py", "a/m.py", "a-x/m.py", "z.py"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(SEED)
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = run(capsys, "check", "--output-format", "concise", "./z.py", ".")
+    names = [line.split(":")[0] for line in out.splitlines() if "BP001" in line]
+    assert names == ["a/m.py", "a-x/m.py", "b/m.py", "z.py"]
+
+
+def test_unreadable_directory_is_named_and_exits_2(capsys, tmp_path, monkeypatch):
+    from bprop_lsp import sources
+
+    (tmp_path / "locked").mkdir()
+    (tmp_path / "locked" / "x.py").write_text(SEED)
+    (tmp_path / "m.py").write_text(SEED)
+    real = os.scandir
+    monkeypatch.setattr(sources.os, "scandir",
+                        lambda p: (_ for _ in ()).throw(PermissionError(13, "Permission denied"))
+                        if str(p).endswith("locked") else real(p))
+    code, out, err = run(capsys, "check", "--output-format", "concise", str(tmp_path))
+    assert code == 2
+    assert f"{tmp_path / 'locked'}: cannot read directory: Permission denied" in err
+    assert "m.py:8:9: BP001" in out
+
+
+# ------------------------------------------------------------------------------------------------ --fix
+
+def test_fix_does_not_follow_a_link_planted_at_the_temporary_name(capsys, tmp_path):
+    """Regression: `--fix` wrote through `<file>.bprop-lsp.tmp`, so a planted link there overwrote any file."""
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n")
+    src = tmp_path / "m.py"
+    src.write_text(SEED)
+    os.symlink(victim, tmp_path / "m.py.bprop-lsp.tmp")
+    code, out, err = run(capsys, "check", "--fix", str(src))
+    assert code == 0, err
+    assert victim.read_text() == "precious\n"
+    assert not src.is_symlink() and src.read_text() == CLEAN
+
+
+def test_fix_refuses_read_only_files_and_fixes_the_others(capsys, tmp_path):
+    """Regression: a read-only file was replaced anyway (rename needs only the folder's permission)."""
+    ro = tmp_path / "ro.py"
+    ro.write_text(SEED)
+    os.chmod(ro, 0o444)
+    rw = tmp_path / "rw.py"
+    rw.write_text(SEED)
+    code, out, err = run(capsys, "check", "--fix", "--output-format", "concise", str(ro), str(rw))
+    assert code == 2
+    assert f"{ro}: read-only file; not fixed" in err
+    assert ro.read_text() == SEED and rw.read_text() == CLEAN
+    assert f"{ro}:8:9: BP001" in out  # its finding is still reported
+    assert stat_mode(ro) == 0o444
+
+
+def stat_mode(p):
+    return os.stat(p).st_mode & 0o7777
+
+
+def test_fix_leaves_a_file_changed_during_the_run(capsys, tmp_path, monkeypatch):
+    from bprop_lsp.cli import jobs
+
+    src = tmp_path / "m.py"
+    src.write_text(SEED)
+    other = tmp_path / "n.py"
+    other.write_text(SEED)
+    real_fix_all = jobs.fix_all
+
+    def fix_all_while_an_editor_saves(text, settings, **kw):
+        result = real_fix_all(text, settings, **kw)
+        if not src.read_text().endswith("# saved\n"):
+            src.write_text(SEED + "# saved\n")
+        return result
+
+    monkeypatch.setattr(jobs, "fix_all", fix_all_while_an_editor_saves)
+    code, out, err = run(capsys, "check", "--fix", "-j", "1", str(src), str(other))
+    assert code == 2
+    assert f"{src}: changed on disk during the run; not fixed" in err
+    assert src.read_text() == SEED + "# saved\n"
+    assert other.read_text() == CLEAN
+    assert sorted(os.listdir(tmp_path)) == ["m.py", "n.py"]
+
+
+def test_fix_through_a_symlink_and_with_hard_links_keeps_the_links(capsys, tmp_path):
+    (tmp_path / "real").mkdir()
+    target = tmp_path / "real" / "t.py"
+    target.write_text(SEED)
+    os.symlink(target, tmp_path / "link.py")
+    hard = tmp_path / "hard.py"
+    hard.write_text(SEED)
+    os.link(hard, tmp_path / "hard_twin.py")
+    code, _, err = run(capsys, "check", "--fix", str(tmp_path / "link.py"), str(hard))
+    assert code == 0, err
+    assert (tmp_path / "link.py").is_symlink() and target.read_text() == CLEAN
+    assert (tmp_path / "hard_twin.py").read_text() == CLEAN
+    assert os.stat(hard).st_ino == os.stat(tmp_path / "hard_twin.py").st_ino
+
+
+def test_fix_keeps_the_mode(capsys, tmp_path):
+    src = tmp_path / "m.py"
+    src.write_text(SEED)
+    os.chmod(src, 0o751)
+    assert run(capsys, "check", "--fix", str(src))[0] == 0
+    assert src.read_text() == CLEAN and stat_mode(src) == 0o751
+
+
+# ------------------------------------------------------------------------------------------------ summary
+
+@pytest.mark.parametrize("files, expected", [
+    (1, "Found 1 finding in 1 file (1 fixable)."),
+    (3, "Found 3 findings in 3 files (3 fixable)."),
+])
+def test_summary_line_plurals(capsys, tmp_path, files, expected):
+    for i in range(files):
+        (tmp_path / f"m{i}.py").write_text(SEED)
+    code, out, _ = run(capsys, "check", "--output-format", "concise", str(tmp_path))
+    assert code == 1 and expected in out.splitlines()
+
+
+def test_summary_after_fix_and_when_clean(capsys, tmp_path):
+    (tmp_path / "a.py").write_text(SEED)
+    (tmp_path / "b.py").write_text(SEED)
+    code, out, _ = run(capsys, "check", "--fix", str(tmp_path))
+    assert code == 0 and out.splitlines() == ["Fixed 2 findings in 2 files.", "All checks passed!"]
+    code, out, _ = run(capsys, "check", str(tmp_path))
+    assert code == 0 and out == "All checks passed!\n"
+
+
+def test_pyproject_in_the_current_folder_applies_to_a_walk_of_dot(capsys, tmp_path, monkeypatch):
+    (tmp_path / "pyproject.toml").write_text('[tool.bprop-lsp]\nexclude = ["legacy"]\nignore = ["BP014"]\n')
+    (tmp_path / "legacy").mkdir()
+    (tmp_path / "legacy" / "old.py").write_text(SEED)
+    (tmp_path / "new.py").write_text(SEED)
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = run(capsys, "check", "--output-format", "json", ".")
+    assert code == 1 and [f["filename"] for f in json.loads(out)] == ["new.py"]
