@@ -18,7 +18,7 @@ SEED = (
     "    def construct(self, x, y):\n"
     "        return 2 * x + y\n\n"
     "    def bprop(self, x, y, out):\n"
-    "        return 2 * out, out\n"
+    "        return 2 * dout, dout\n"
 )
 CLEAN = SEED.replace("(self, x, y, out)", "(self, x, y, out, dout)")
 
