@@ -59,43 +59,6 @@ def _inlay_hints(value: Any) -> bool | None:
     return value if isinstance(value, bool) else None
 
 
-def _rule_codes() -> dict[str, str]:
-    """code -> name of every rule."""
-    from ..rules import ALL_RULES
-
-    return {r.code: r.name for r in ALL_RULES}
-
-
-def selector_matches(selector: str) -> bool:
-    """Whether ``selector`` (a code, a code prefix or ALL) is one the engine reads and names at least one rule."""
-    from ..engine.settings import CODE_PATTERN
-
-    value = selector.strip().upper()
-    if not CODE_PATTERN.match(value):
-        return False
-    return value == "ALL" or any(code.startswith(value) for code in _rule_codes())
-
-
-def _closest(word: str, candidates, n: int) -> list[str]:
-    """difflib's close matches, ties in candidate order (``get_close_matches`` puts BP009 before BP001)."""
-    scored = []
-    for i, candidate in enumerate(candidates):
-        ratio = difflib.SequenceMatcher(None, word, candidate).ratio()
-        if ratio >= 0.6:
-            scored.append((-ratio, i, candidate))
-    return [c for _, _, c in sorted(scored)[:n]]
-
-
-def nearest_codes(selector: str, n: int = 3) -> list[str]:
-    """The rule codes closest to a bad selector, by code (``BP0001``) or by rule name (``missing-params``)."""
-    codes = _rule_codes()
-    by_name = {name: code for code, name in codes.items()}
-    by_name.update({name.removeprefix("bprop-"): code for code, name in codes.items()})
-    value = selector.strip()
-    found = _closest(value.upper(), list(codes), n) + [by_name[m] for m in _closest(value.lower(), list(by_name), n)]
-    return list(dict.fromkeys(found))[:n]
-
-
 def _did_you_mean(options: list[str]) -> str:
     if not options:
         return ""
@@ -111,11 +74,14 @@ def check_selectors(key: str, value: Any) -> tuple[Any, str | None]:
     entries = [v.strip() for v in value.split(",") if v.strip()] if isinstance(value, str) else value
     if not isinstance(entries, (list, tuple)) or not all(isinstance(v, str) for v in entries):
         return value, None
-    bad = [v for v in entries if not selector_matches(v)]
-    if not bad:
+    from ..engine.settings import invalid_selectors  # one validation for the CLI, pyproject and the server
+
+    problems = invalid_selectors(entries)
+    if not problems:
         return value, None
-    good = [v for v in entries if selector_matches(v)]
-    named = ", ".join(f"'{v}'{_did_you_mean(nearest_codes(v))}" for v in bad)
+    bad = [v for v, _ in problems]
+    good = [v for v in entries if v not in bad]
+    named = ", ".join(f"'{v}'{_did_you_mean(suggestions)}" for v, suggestions in problems)
     verb = "matches no rule" if len(bad) == 1 else "match no rule"
     if good:
         rest = f"ignored; {', '.join(good)} still appl{'ies' if len(good) == 1 else 'y'}"
@@ -263,7 +229,7 @@ class SettingsStore:
                 else:
                     editor = EditorSettings(inlay_hints=enabled)
             elif name not in known:
-                options = _closest(name, sorted(known) + ["inlayHints"], 1)
+                options = difflib.get_close_matches(name, sorted(known) + ["inlayHints"], 1)
                 self._problem(f"{label}: unknown setting '{key}'{_did_you_mean([repr(o) for o in options])}; ignored")
             elif name in ("select", "ignore") and value is not None:
                 cleaned, message = check_selectors(str(key), value)
