@@ -208,3 +208,20 @@ def test_the_readme_example_folder(capsys):
         by_file.setdefault(Path(f["filename"]).name, []).append(f["code"])
     assert by_file["muladd_missing_dout.py"] == ["BP001"]
     assert "straight_through_estimator.py" not in by_file
+
+
+def test_no_syntax_warning_for_code_python_accepts(tmp_path, capsys):
+    """parso's grammar lags CPython's: a `match` statement must not be called a syntax error."""
+    src = tmp_path / "m.py"
+    src.write_text(
+        "from mindspore import nn\n"
+        "def f(c):\n    match c:\n        case 1:\n            return 2\n        case _:\n            return 3\n"
+        "class C(nn.Cell):\n    def construct(self, x):\n        return x\n"
+        "    def bprop(self, x, out):\n        return (out,)\n", encoding="utf-8")
+    code, out, err = run(capsys, "check", "--output-format", "concise", str(src))
+    assert code == 1 and "BP001" in out
+    assert "syntax error" not in err
+    broken = tmp_path / "b.py"
+    broken.write_text("from mindspore import nn\nclass C(nn.Cell:\n    def bprop(self, x):\n        pass\n", encoding="utf-8")
+    code, out, err = run(capsys, "check", "--output-format", "concise", str(broken))
+    assert "syntax error" in err

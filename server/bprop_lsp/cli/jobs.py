@@ -73,12 +73,27 @@ def check_file(job: Job) -> FileResult:
     return result
 
 
+def _compiles(text: str) -> bool:
+    """Whether CPython parses the text (only parsed, never run)."""
+    import ast
+    import warnings
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ast.parse(text)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return False
+    return True
+
+
 def _check_source(source, job: Job, result: FileResult) -> None:
     settings, opts = job.settings, job.options
     text = source.text
     analysis = analyze(text, settings)
     result.checked = True
-    if analysis.syntax_errors:
+    if analysis.syntax_errors and not _compiles(text):
+        # parso's grammar lags CPython's (``match``, ``except*``): warn only about what Python itself rejects.
         span, message = analysis.syntax_errors[0]
         result.messages.append(f"bprop-lsp: warning: {source.path}:{span.start.line + 1}:{span.start.column + 1}: "
                                f"syntax error ({message}); findings may be incomplete")
