@@ -191,7 +191,8 @@ def _classify_call(node, fn: Function, assignments: dict, depth: int, program) -
                         return Shape(kind, node=node)
             return Shape("unknown", node=node)
     leaf = (callee or "").rsplit(".", 1)[-1]
-    if callee and "." in callee and leaf in SINGLE_TENSOR_CALLS:
+    if callee and "." in callee and not callee.startswith("self.") and leaf in SINGLE_TENSOR_CALLS:
+        # ``ops.mul(...)``, ``dout.sum()``; not ``self.mul(...)``: an attribute may hold any callable.
         return Shape("value", node=node)
     # `P.Mul()(a, b)`: a Primitive instance called.
     head = node.children[:-1]
