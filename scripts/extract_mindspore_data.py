@@ -304,6 +304,10 @@ def child_main() -> None:
 
 # ----------------------------------------------------------------------------------------------- probing (parent)
 def run_probes(names: list[str], timeout: float) -> dict[str, tuple[str, str]]:
+    """Probe ``names`` in a child process; a child that crashes (or hangs past ``timeout`` seconds on one name)
+    costs that name an "unknown" and a new child takes the rest."""
+    import threading
+
     results: dict[str, tuple[str, str]] = {}
     pending = list(names)
     env = {k: v for k, v in os.environ.items() if k != "MS_DEV_USE_PY_BPROP"}
@@ -312,26 +316,31 @@ def run_probes(names: list[str], timeout: float) -> dict[str, tuple[str, str]]:
         with tempfile.TemporaryDirectory(prefix="bprop_probe_") as work:
             proc = subprocess.Popen([sys.executable, str(HERE), "--child"], cwd=work, env=env, stdin=subprocess.PIPE,
                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-            try:
-                out, _ = proc.communicate("\n".join(pending) + "\n", timeout=timeout)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                out, _ = proc.communicate()
-        current = None
-        for line in out.splitlines():
-            if not line.startswith(MARK):
-                continue
-            body = line[len(MARK):]
-            if body.startswith("START "):
-                current = body[6:]
-                continue
-            rec = json.loads(body)
-            results[rec["name"]] = (rec["verdict"], rec["detail"])
+            proc.stdin.write("\n".join(pending) + "\n")
+            proc.stdin.close()
             current = None
+            watchdog = threading.Timer(timeout, proc.kill)
+            watchdog.start()
+            for line in proc.stdout:
+                if not line.startswith(MARK):
+                    continue
+                body = line[len(MARK):].rstrip("\n")
+                if body.startswith("START "):
+                    current = body[6:]
+                    watchdog.cancel()
+                    watchdog = threading.Timer(timeout, proc.kill)
+                    watchdog.start()
+                    continue
+                rec = json.loads(body)
+                results[rec["name"]] = (rec["verdict"], rec["detail"])
+                current = None
+                if len(results) % 50 == 0:
+                    print(f"probed {len(results)}/{len(names)}", file=sys.stderr, flush=True)
+            watchdog.cancel()
+            proc.wait()
         if current is not None:
             results[current] = ("unknown", "the probe crashed or timed out")
         pending = [n for n in pending if n not in results]
-        print(f"probed {len(results)}/{len(names)}", file=sys.stderr, flush=True)
     return results
 
 
@@ -348,7 +357,7 @@ def main() -> int:
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--out", default=str(DEFAULT_OUT))
     ap.add_argument("--only", nargs="*", help="probe these names only and print the verdicts (writes nothing)")
-    ap.add_argument("--timeout", type=float, default=1800)
+    ap.add_argument("--timeout", type=float, default=300, help="seconds one name may take")
     a = ap.parse_args()
     if a.child:
         child_main()
