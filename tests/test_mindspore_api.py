@@ -36,12 +36,16 @@ def test_cpp_bprop_list_is_what_graph_mode_uses():
 
 def test_nn_cells_know_construct_signatures_and_export_paths():
     relu = nn_cells()["mindspore.nn.ReLU"]
-    assert relu.params == ("x",) and relu.defaults == 0 and relu.vararg is None
+    assert relu.params == ("input",) and relu.defaults == 0 and relu.vararg is None  # 2.10 names it `input`
     assert nn_cells()["mindspore.nn.layer.activation.ReLU"] is relu
     dense = nn_cell_signature("mindspore.nn.Dense")
     assert dense is not None and dense.params == ("x",)
     assert is_nn_cell_qualname("mindspore.nn.Cell")
     assert is_nn_cell_qualname("mindspore.nn.ReLU")
+    assert is_nn_cell_qualname("nn.ReLU")  # unresolved snippet spelling, like the engine's bare nn.Cell
+    assert is_nn_cell_qualname("mindspore.mint.nn.ReLU")
+    cell = nn_cells()["mindspore.nn.Cell"]
+    assert cell.params == () and cell.vararg == "args" and cell.varkw == "kwargs"
     assert not is_nn_cell_qualname("mindspore.ops.ReLU")
     assert not is_nn_cell_qualname("torch.nn.ReLU")
     assert not is_nn_cell_qualname(None)

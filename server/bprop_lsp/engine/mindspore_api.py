@@ -82,9 +82,12 @@ def nn_cell_signature(qualname: str | None) -> ConstructSig | None:
     """The construct signature of the MindSpore Cell class ``qualname`` names, or None when it names none.
 
     Exact exported paths match; so does any other ``mindspore.nn.``/``mindspore.mint.nn.`` path whose last part
-    is the name of an exported Cell class (a re-export the data does not list), when that name is unambiguous."""
+    is the name of an exported Cell class (a re-export the data does not list), when that name is unambiguous,
+    and ``nn.X`` left unresolved (a snippet without imports, as the engine accepts a bare ``nn.Cell``)."""
     if not qualname:
         return None
+    if qualname.startswith("nn.") and qualname.count(".") == 1:
+        qualname = "mindspore." + qualname
     cells = nn_cells()
     sig = cells.get(qualname)
     if sig is not None:
@@ -99,10 +102,6 @@ def nn_cell_signature(qualname: str | None) -> ConstructSig | None:
 
 def is_nn_cell_qualname(qualname: str | None) -> bool:
     """Whether ``qualname`` (a resolved dotted name such as ``mindspore.nn.ReLU``) is a MindSpore Cell class."""
-    if not qualname:
-        return False
-    if qualname in nn_cells():
-        return True
     return nn_cell_signature(qualname) is not None
 
 
