@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from ..engine.context import Context, Signature
+from ..engine.mindspore_api import builtin_ops, getter_sites
 from ..engine.model import Related
 from ..engine.param_edits import fresh, insert_after, is_dout_like, is_out_like, used_names
 from ..engine.model import Fix
@@ -81,10 +82,8 @@ class CustomArity(Rule):
 
     def _primitive_getters(self, ctx: Context):
         """Inner bprops of get_bprop / bprop_getters.register for the file's own (not built-in) Primitives."""
-        from .bp044_ignored_primitive_bprop import builtin_ops, getter_sites
-
         p = ctx.program
-        for prim, getter, inner in getter_sites(ctx):
+        for prim, getter, inner in getter_sites(p):
             if prim.name in builtin_ops() or inner is None or inner.name_node is None:
                 continue  # a built-in's Python bprop is never called: BP044
             n = _primitive_inputs(p, prim)

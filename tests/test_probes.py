@@ -1,0 +1,77 @@
+"""Labelled probe programs (tests/fixtures/probes: cases/*.py, labels.json recorded by scripts/run_probes.py under
+MindSpore 2.10, same schema as the oracle's): each labelled rule is found at the line MindSpore's run points to,
+VALID programs get no finding, and no error-severity finding appears where MindSpore did not raise."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from bprop_lsp.engine import Severity, analyze
+
+PROBES = Path(__file__).parent / "fixtures" / "probes"
+LABELS = json.loads((PROBES / "labels.json").read_text(encoding="utf-8"))
+CASES = LABELS["cases"]
+RULE_CASES = [c for c in CASES if c["rule"] != "VALID"]
+VALID_CASES = [c for c in CASES if c["rule"] == "VALID"]
+
+
+def read(case) -> str:
+    return (PROBES / case["file"]).read_bytes().decode("utf-8")
+
+
+def expected_line(case):
+    """(line, strict) as the oracle scorer reads a label: the offending def line, else a line with some slack."""
+    if case.get("offending_def_line"):
+        return case["offending_def_line"], True
+    for d in case.get("bprop_defs_under_test") or []:
+        return d["def_line"], False
+    for mode in ("GRAPH", "PYNATIVE"):
+        line = (case.get(mode) or {}).get("reported_line")
+        if line:
+            return line, False
+    return None, False
+
+
+def covers(finding, line, strict) -> bool:
+    if line is None:
+        return True
+    start, end = finding.span.start.line + 1, finding.span.end.line + 1
+    return start <= line <= end if strict else start - 5 <= line <= end + 5
+
+
+def ids(cases):
+    return [Path(c["file"]).stem for c in cases]
+
+
+def test_labels_come_from_the_runner_and_cover_every_case_file():
+    assert LABELS["generated_by"] == "scripts/run_probes.py" and LABELS["mindspore"] == "2.10.0"
+    on_disk = sorted(f"cases/{p.name}" for p in (PROBES / "cases").glob("*.py"))
+    assert sorted(c["file"] for c in CASES) == on_disk
+    assert RULE_CASES and VALID_CASES
+    assert all(c["expect_matches"] for c in CASES)
+
+
+@pytest.mark.parametrize("case", RULE_CASES, ids=ids(RULE_CASES))
+def test_labelled_rule_found_at_its_line(case):
+    line, strict = expected_line(case)
+    findings = analyze(read(case)).findings
+    assert any(f.code == case["rule"] and covers(f, line, strict) for f in findings), \
+        (line, [(f.code, f.span.start.line + 1) for f in findings])
+    wrong = [f for f in findings if f.code != case["rule"] and f.severity is Severity.ERROR]
+    assert wrong == [], [(f.code, f.message) for f in wrong]
+
+
+@pytest.mark.parametrize("case", VALID_CASES, ids=ids(VALID_CASES))
+def test_valid_probe_has_no_finding(case):
+    findings = analyze(read(case)).findings
+    assert findings == [], [(f.code, f.span.start.line + 1, f.message) for f in findings]
+
+
+@pytest.mark.parametrize("case", CASES, ids=ids(CASES))
+def test_errors_only_where_mindspore_raised(case):
+    if case["observed"] == "broken":
+        return
+    errors = [f for f in analyze(read(case)).findings if f.severity is Severity.ERROR]
+    assert errors == [], [(f.code, f.message) for f in errors]
