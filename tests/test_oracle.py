@@ -52,7 +52,7 @@ VALID_CASES = [c for c in CASES if c["rule"] == "VALID"]
 
 
 def test_corpus_is_complete():
-    assert len(CASES) == 105 and len(SCORED_CASES) == 57 + 8 and len(VALID_CASES) == 38
+    assert len(CASES) == 175 and len(SCORED_CASES) == 102 + 8 and len(VALID_CASES) == 63
 
 
 @pytest.mark.parametrize("case", SCORED_CASES, ids=ids(SCORED_CASES))
