@@ -81,8 +81,22 @@ class CellSite:
     call_counts: frozenset | None = None
 
     @cached_property
+    def _layer_signature(self):
+        """The construct a MindSpore layer base provides (``class MyReLU(nn.ReLU)``), from the 2.10 data."""
+        if self.construct is not None or self.external_construct is None:
+            return None
+        from .mindspore_api import nn_cell_signature
+
+        sig = nn_cell_signature(self.external_construct)
+        if sig is None or sig.vararg or sig.varkw or sig.kwonly:
+            return None
+        return sig
+
+    @cached_property
     def inputs(self) -> list[str] | None:
         """Names of the forward inputs MindSpore passes (None: cannot be told, e.g. ``*args`` never called)."""
+        if self._layer_signature is not None:
+            return list(self._layer_signature.params)
         if self.construct is None:
             return None
         sig = Signature(self.construct, skip_self=True)
@@ -101,6 +115,11 @@ class CellSite:
         """(fewest, most) inputs a call can pass: defaulted construct params may be left out in GRAPH mode. The
         file's calls settle it: a defaulted input every call passes is an input (further behaviours 18), and
         ``construct(self, *inputs)`` takes as many as the calls pass (19)."""
+        layer = self._layer_signature
+        if layer is not None:
+            hi = len(layer.params)
+            lo = hi - layer.defaults
+            return (hi, hi) if lo != hi and self._single_count() == hi else (lo, hi)
         if self.construct is None:
             return None
         sig = Signature(self.construct, skip_self=True)

@@ -567,10 +567,16 @@ class Program:
 
     def is_nn_layer(self, qualname: str) -> bool:
         """A class MindSpore ships in ``mindspore.nn`` (every one of them is a Cell): ``nn.ReLU``, ``nn.Dense`` …"""
-        if qualname.startswith("mindspore.nn."):
-            leaf = qualname.rsplit(".", 1)[-1]
-            return leaf[:1].isupper() and not self.is_mindspore(qualname, CELL_NAMES)
-        return qualname.startswith("nn.") and "nn" not in self.imports and qualname.count(".") == 1 and qualname[3:4].isupper()
+        from .mindspore_api import is_nn_cell_qualname
+
+        if self.is_mindspore(qualname, CELL_NAMES):
+            return False
+        if qualname.startswith("nn.") and ("nn" in self.imports or qualname.count(".") != 1):
+            return False  # `nn` bound to something else
+        if is_nn_cell_qualname(qualname):
+            return True
+        # A public class of mindspore.nn the 2.10 data does not list (a newer release's layer): still a Cell.
+        return qualname.startswith("mindspore.nn.") and qualname.rsplit(".", 1)[-1][:1].isupper()
 
     def is_primitive(self, cls: ClassInfo) -> bool:
         return any(

@@ -83,6 +83,13 @@ class MissingParams(Rule):
         Invalid(example("""
             from mindspore import nn
 
+            class MyReLU(nn.ReLU):
+                def bprop(self, x, dout):
+                    return (dout,)
+            """), line=4, note="a subclass of a built-in layer is checked against the construct it inherits"),
+        Invalid(example("""
+            from mindspore import nn
+
             def _fwd(self, x):
                 return x * 2
 
