@@ -332,6 +332,16 @@ class Context:
             values.append(passed)
         return values
 
+    def primitive_inputs(self, prim: ClassInfo) -> int | None:
+        """A Primitive's input count, read from its infer_shape/infer_dtype/infer_value signature."""
+        for name in ("infer_shape", "infer_dtype", "infer_value"):
+            member = self.program.lookup(prim, name)
+            if member is not None and member.function is not None:
+                sig = Signature(member.function, skip_self=True)
+                if sig.vararg is None and sig.varkw is None:
+                    return len(sig.positional)
+        return None
+
     def _call_counts(self, cls: ClassInfo) -> frozenset | None:
         counts = set()
         for call in self.call_index.sites(cls):

@@ -592,7 +592,11 @@ def cell_subjects(ctx):
 
 
 def custom_subjects(ctx):
+    """Primitive-level bprops: ``ops.Custom(..., bprop=fn)`` and the inner bprop a Primitive's getter returns
+    (``get_bprop``, ``bprop_getters.register``) when MindSpore really calls it (no C++ bprop under that name).
+    Both reach the gradient through ``Primitive.get_bprop`` and get the same return checks."""
     from ..engine.context import Signature
+    from ..engine.mindspore_api import builtin_ops, getter_sites
 
     for op in ctx.custom_op_sites:
         if op.function is None or op.inputs is None:
@@ -601,6 +605,20 @@ def custom_subjects(ctx):
         if sig.vararg is not None or len(sig.positional) != op.inputs + 2:
             continue
         yield Subject(op.function, f"ops.Custom bprop {op.function.name}", op.inputs, op.inputs, "custom-op")
+    p = ctx.program
+    if "get_bprop" not in p.text and "bprop_getters" not in p.text:
+        return
+    seen = set()
+    for prim, _getter, inner in getter_sites(p):
+        if inner is None or prim.name in builtin_ops() or id(inner.node) in seen:
+            continue  # named like a built-in op: its Python bprop may never be called (BP044), stay quiet
+        n = ctx.primitive_inputs(prim)
+        sig = Signature(inner, skip_self=False)
+        if n is None or sig.vararg is not None or len(sig.positional) != n + 2:
+            continue
+        seen.add(id(inner.node))
+        yield Subject(inner, f"the bprop of Primitive {prim.name}", n, n, "primitive",
+                      modes=frozenset({"graph"}))  # PYNATIVE finds no kernel for a user Primitive on CPU
 
 
 def return_related(ctx, info: ReturnInfo, what: str):

@@ -103,7 +103,7 @@ def non_tuple_drafts(ctx, subject, graph_only_for_single: bool):
     fn = subject.fn
     if info.missing:
         yield Draft(anchor_span(ctx, fn), f"{subject.label} has no return statement, so it returns None: "
-                    f"return a tuple with one gradient per input", fails_in=BOTH, noqa_line=fn.def_line, subject=subject.site)
+                    f"return a tuple with one gradient per input", fails_in=BOTH, noqa_line=fn.def_line, subject=subject.site or subject)
         return
     if info.falls_through and not any(r.shape.kind == "none" for r in info.returns):
         # Python returns None from the end of the body; MindSpore fails when that path is taken. Whether it is taken
@@ -120,12 +120,12 @@ def non_tuple_drafts(ctx, subject, graph_only_for_single: bool):
                             f"None{when}" + (" (as the file builds it)" if taken else "")
                             + ": MindSpore fails on that path (GRAPH: output should be a tuple; PYNATIVE: the "
                             "python function output is none); return a tuple with one gradient per input on every path",
-                            fails_in=fails_in, noqa_line=fn.def_line, subject=subject.site)
+                            fails_in=fails_in, noqa_line=fn.def_line, subject=subject.site or subject)
     for r in info.returns:
         shape = r.shape
         if shape.kind == "none":
             yield Draft(anchor_span(ctx, fn), f"{subject.label} returns None: return a tuple with one gradient per input",
-                        fails_in=BOTH, related=return_related(ctx, r, "returns None here"), noqa_line=fn.def_line, subject=subject.site)
+                        fails_in=BOTH, related=return_related(ctx, r, "returns None here"), noqa_line=fn.def_line, subject=subject.site or subject)
         elif shape.kind == "list":
             fix = None
             if shape.via_name is None:
@@ -137,7 +137,7 @@ def non_tuple_drafts(ctx, subject, graph_only_for_single: bool):
                 fix = Fix("Return tuple(...) of the list", (Edit(ctx.program.span(shape.via_name), f"tuple({shape.via_name.value})"),))
             yield Draft(anchor_span(ctx, fn), f"{subject.label} returns a list: GRAPH_MODE requires a tuple",
                         fails_in=frozenset({GRAPH}), fix=fix,
-                        related=return_related(ctx, r, "returns a list here"), noqa_line=fn.def_line, subject=subject.site)
+                        related=return_related(ctx, r, "returns a list here"), noqa_line=fn.def_line, subject=subject.site or subject)
         elif shape.kind == "value":
             single = subject.lo == subject.hi == 1
             fix = None
@@ -151,7 +151,7 @@ def non_tuple_drafts(ctx, subject, graph_only_for_single: bool):
             yield Draft(anchor_span(ctx, fn), msg,
                         fails_in=frozenset({GRAPH}) if single and graph_only_for_single else BOTH,
                         fix=fix if single else None, related=return_related(ctx, r, "returns here"),
-                        noqa_line=fn.def_line, subject=subject.site)
+                        noqa_line=fn.def_line, subject=subject.site or subject)
 
 
 def _fall_through_taken(ctx, subject, conditions) -> bool | None:

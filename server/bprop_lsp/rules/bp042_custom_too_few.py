@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ..engine.context import Context
-from .base import BOTH, Draft, Invalid, Rule, Valid
+from .base import example, BOTH, Draft, Invalid, Rule, Valid
 from ._returns import anchor_span, custom_subjects, return_related, returns_of
 
 
@@ -18,6 +18,23 @@ class CustomTooFew(Rule):
               "func_type='pyfunc',\n                bprop=mul_bprop)\n"),
     )
     invalid = (
+        Invalid(example("""
+            from mindspore import ops
+            from mindspore.ops import PrimitiveWithInfer, prim_attr_register
+
+            class PairOp(PrimitiveWithInfer):
+                @prim_attr_register
+                def __init__(self):
+                    pass
+                def infer_shape(self, x1, x2):
+                    return x1
+                def infer_dtype(self, x1, x2):
+                    return x1
+                def get_bprop(self):
+                    def bprop(x1, x2, out, dout):
+                        return (dout,)
+                    return bprop
+            """), line=13, note="the bprop a user Primitive's get_bprop returns (GRAPH calls it: no C++ bprop by that name)"),
         Invalid("from mindspore import ops\n\ndef mul(x, y):\n    return x * y\n\ndef mul_bprop(x, y, out, dout):\n"
                 "    return (dout * y,)\n\nop = ops.Custom(mul, out_shape=lambda a, b: a, out_dtype=lambda a, b: a, "
                 "func_type='pyfunc',\n                bprop=mul_bprop)\n"),
@@ -34,4 +51,4 @@ class CustomTooFew(Rule):
                                 f"{subject.label} returns {r.shape.length} gradient(s) for {subject.lo} op input(s): "
                                 f"return one per input",
                                 fails_in=BOTH, related=return_related(ctx, r, f"returns {r.shape.length} here"),
-                                noqa_line=subject.fn.def_line)
+                                noqa_line=subject.fn.def_line, subject=subject)
