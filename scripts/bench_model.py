@@ -49,13 +49,13 @@ def _near_middle(lines: list[str], predicate) -> int:
 
 
 def _inside(lines: list[str], i: int, header: str) -> bool:
-    """Line ``i`` is in the body of the nearest enclosing ``def`` above it, and that def starts with ``header``."""
+    """The nearest less indented line above line ``i`` (its enclosing block) starts with ``header``."""
     indent = len(lines[i]) - len(lines[i].lstrip())
     for j in range(i - 1, -1, -1):
         s = lines[j].strip()
         if not s:
             continue
-        if s.startswith("def ") and len(lines[j]) - len(lines[j].lstrip()) < indent:
+        if len(lines[j]) - len(lines[j].lstrip()) < indent:
             return s.startswith(header)
     return False
 
@@ -73,8 +73,8 @@ def edit_point(lines: list[str], kind: str) -> tuple[int, int, str]:
                          and _inside(lines, i, "def construct("))
         return i, lines[i].index(" = "), "x"
     if kind == "ordinary":  # the same in a module-level helper function
-        i = _near_middle(lines, lambda i: lines[i].startswith("    ") and " = " in lines[i]
-                         and not lines[i].lstrip().startswith("#") and _inside(lines, i, "def helper_"))
+        i = _near_middle(lines, lambda i: " = " in lines[i] and not lines[i].lstrip().startswith(("#", "def"))
+                         and _inside(lines, i, "def helper_"))
         return i, lines[i].index(" = "), "x"
     if kind == "newline-top":
         return 2, 0, "\n"
