@@ -317,13 +317,15 @@ class Program:
         # one statement re-scans only that statement (parsing.py clears the cache when it re-links the tree).
         from .parsing import scan_cache
 
+        # Each entry also carries a dict of facts read from that statement alone (call sites, ``self.``
+        # assignments ...), filled lazily by whoever needs them: see ``statement_facts``.
         store = scan_cache(self.module)
         cache = store if store is not None else {}
         fresh: dict[int, tuple] = {}
         for child in self.module.children:
             entry = cache.get(id(child))
             if entry is None or entry[0] is not child:
-                entry = (child, _scan_statements(child))
+                entry = (child, _scan_statements(child), {})
             fresh[id(child)] = entry
             imports, classes, funcdefs, assignments = entry[1]
             self.import_nodes += imports
@@ -333,6 +335,7 @@ class Program:
         if store is not None:
             store.clear()
             store.update(fresh)
+        self._statements = fresh
         for node in self.import_nodes:
             self._record_import(node)
         if "type(" in self.text:
@@ -342,6 +345,24 @@ class Program:
                 # Members depend on module-level facts (constants in class-body conditions): re-read them.
                 cls.program = self
                 cls.__dict__.pop("members", None)
+
+    def statement_facts(self, node) -> dict:
+        """A dict for facts read from the top-level statement holding ``node`` and nothing else (what its calls
+        are, which ``self.`` attributes its methods assign ...): kept with the statement while an edit elsewhere
+        leaves it untouched, so such facts are read once per statement, not once per keystroke. Keys are the
+        callers'; a fact about an inner node keeps the node with it (``(node, value)``) and checks identity."""
+        top = node
+        parent = getattr(top, "parent", None)
+        while parent is not None and parent is not self.module:
+            top, parent = parent, parent.parent
+        entry = self._statements.get(id(top)) if parent is self.module else None
+        if entry is None or entry[0] is not top:
+            return self._loose_facts  # not in this module's tree (a light view, a synthetic node)
+        return entry[2]
+
+    @cached_property
+    def _loose_facts(self) -> dict:
+        return {}
 
     def _synthetic_classes(self) -> list[ClassInfo]:
         """``Net = type("Net", (nn.Cell,), {"construct": ..., "bprop": ...})`` anywhere in the file."""
