@@ -27,6 +27,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_server import Client, best_of, published  # noqa: E402
 
 GENERATOR = "/work/shared/perf/gen_corpus.py"
+TIMEOUT = 1800.0  # a 50,000-line file on a loaded machine: minutes for the first analysis and its fixes
 KINDS = ("comment", "bprop-signature", "construct", "ordinary", "newline-top")
 
 
@@ -107,9 +108,9 @@ def _diagnostics(client: Client, uri: str, version: int, pull: bool) -> tuple[fl
     """When the diagnostics of ``version`` arrived, and them."""
     if pull:
         rid = client.request("textDocument/diagnostic", {"textDocument": {"uri": uri}})
-        t, msg = client.wait(lambda m: m.get("id") == rid)
+        t, msg = client.wait(lambda m: m.get("id") == rid, timeout=TIMEOUT)
         return t, msg["result"].get("items", [])
-    t, msg = client.wait(published(uri, version))
+    t, msg = client.wait(published(uri, version), timeout=TIMEOUT)
     return t, msg["params"]["diagnostics"]
 
 
@@ -124,7 +125,7 @@ def bench_file(text: str, size: int, edits: int, pull: bool, kinds) -> dict:
     # A code action waits for the fixes to be checked: the edits below start from an idle server.
     rid = client.request("textDocument/codeAction", {"textDocument": {"uri": uri}, "range": diags[0]["range"],
                                                       "context": {"diagnostics": [diags[0]]}})
-    client.wait(lambda m: m.get("id") == rid)
+    client.wait(lambda m: m.get("id") == rid, timeout=TIMEOUT)
     lines = text.split("\n")
     version = 1
     result = {}

@@ -299,11 +299,15 @@ class Context:
         from .program import iter_own_nodes
 
         found = None
-        for node in iter_own_nodes(init.function.node):
-            if node.type != "expr_stmt" or len(node.children) != 3 or node.children[1] != "=":
-                continue
-            if dotted(node.children[0]) != "self.bprop":
-                continue
+        fn_node = init.function.node
+        facts = p.statement_facts(fn_node).setdefault("self_bprop_assignments", {})
+        entry = facts.get(id(fn_node))
+        if entry is None or entry[0] is not fn_node:  # read once per def, kept with its top-level statement
+            entry = facts[id(fn_node)] = (fn_node, [
+                node for node in iter_own_nodes(fn_node)
+                if node.type == "expr_stmt" and len(node.children) == 3 and node.children[1] == "="
+                and dotted(node.children[0]) == "self.bprop"])
+        for node in entry[1]:
             value = dotted(node.children[2])
             if found is not None or value is None or not value.startswith("self.") or value.count(".") != 1:
                 return None  # assigned twice, or not a bound method: BP011 speaks for it

@@ -5,6 +5,7 @@ cannot resolve is reported as unknown (``None``), and the rules leave unknown sh
 """
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Iterator
@@ -399,18 +400,53 @@ class Program:
             end = start + len(word)
             if (start == 0 or not _is_ident_char(text[start - 1])) and (end == len(text) or not _is_ident_char(text[end])):
                 pos = self.index.position(start)
-                leaf = self.module.get_leaf_for_position((pos.line + 1, pos.column))
-                best = None
-                node = leaf.parent if leaf is not None else None
-                while node is not None and node.type not in ("funcdef", "classdef", "file_input", "simple_stmt"):
-                    if node.type in types:
-                        best = node
-                    node = node.parent
+                best = self._outermost_at((pos.line + 1, pos.column), types)
                 if best is not None and id(best) not in seen:
                     seen.add(id(best))
                     found.append(best)
             start = text.find(word, end)
         return found
+
+    def _outermost_at(self, position: tuple[int, int], types: tuple[str, ...]):
+        """The outermost node of one of ``types`` around the leaf at ``position``, within its statement: what
+        ``module.get_leaf_for_position`` finds, searched the same way, the answer kept with the top-level statement
+        it lies in (the same position in an untouched statement gives the same node on the next keystroke)."""
+        children = self.module.children
+        ends = self._statement_ends
+        if not ((1, 0) <= position <= ends[-1]):
+            raise ValueError("Please provide a position that exists within this node.")
+        # parso's binary search over the module's children: the first whose end is not before the position.
+        element = children[min(bisect.bisect_left(ends, position), len(children) - 1)]
+        if position < element.start_pos:
+            return None  # on a prefix
+        cache = self.statement_facts(element).setdefault("outermost_at", {})
+        key = (position, types)
+        if key in cache:
+            return cache[key]
+        try:
+            leaf = element.get_leaf_for_position(position)
+        except AttributeError:
+            leaf = element
+        best = None
+        node = leaf.parent if leaf is not None else None
+        while node is not None and node.type not in ("funcdef", "classdef", "file_input", "simple_stmt"):
+            if node.type in types:
+                best = node
+            node = node.parent
+        cache[key] = best
+        return best
+
+    @cached_property
+    def _statement_ends(self) -> list[tuple[int, int]]:
+        """``end_pos`` of each top-level statement (each costs a walk to its last leaf: kept with the statement)."""
+        ends = []
+        for child in self.module.children:
+            facts = self.statement_facts(child)
+            end = facts.get("end_pos")
+            if end is None:
+                end = facts["end_pos"] = child.end_pos
+            ends.append(end)
+        return ends
 
     def _record_import(self, node) -> None:
         try:
@@ -512,13 +548,21 @@ class Program:
         """C3-like linearisation within the file; external bases appear as qualified names."""
         cached = self._mro_cache.get(id(cls))
         if cached is None:
-            cached = self._mro_cache[id(cls)] = self._mro(cls, set())
+            cached = self._mro_cache[id(cls)] = self._mro(cls, set(), [False])
         return cached
 
-    def _mro(self, cls: ClassInfo, seen: set[int]) -> list[ClassInfo | str]:
+    def _mro(self, cls: ClassInfo, seen: set[int], cut: list) -> list[ClassInfo | str]:
+        """``cut[0]`` is set when a cycle was cut below ``cls``: only a linearisation without a cut is the same
+        whatever the path to ``cls`` was, and only such a one is memoised and reused for the bases of others
+        (without reuse, linearising every class of a deep hierarchy repeats the work for each)."""
         if id(cls) in seen:
+            cut[0] = True
             return []
+        whole = self._acyclic_mro.get(id(cls))
+        if whole is not None:
+            return whole
         seen = seen | {id(cls)}
+        own_cut = [False]
         parents: list[list[ClassInfo | str]] = []
         for base in cls.bases:
             text = dotted(base)
@@ -527,10 +571,29 @@ class Program:
                 continue
             target = self.resolve_class(text)
             if isinstance(target, ClassInfo):
-                parents.append(self._mro(target, seen) if target is not cls else ["?"])
+                parents.append(self._mro(target, seen, own_cut) if target is not cls else ["?"])
             else:
                 parents.append([target])
-        return [cls] + _c3_merge(parents + [[p[0] for p in parents if p]])
+        result = [cls] + _c3_merge(parents + [[p[0] for p in parents if p]])
+        if own_cut[0]:
+            cut[0] = True
+        else:
+            self._acyclic_mro[id(cls)] = result
+        return result
+
+    @cached_property
+    def _acyclic_mro(self) -> dict:
+        return {}
+
+    def is_cell(self, cls: ClassInfo) -> bool:
+        found = self._is_cell_cache.get(id(cls))
+        if found is None:
+            found = self._is_cell_cache[id(cls)] = self._is_cell(cls)
+        return found
+
+    @cached_property
+    def _is_cell_cache(self) -> dict:
+        return {}
 
     def resolve_class(self, text: str, depth: int = 0) -> "ClassInfo | str":
         """A base-class expression: a class of this file, else a qualified name, following module-level aliases
@@ -548,7 +611,7 @@ class Program:
             return "?"
         return text
 
-    def is_cell(self, cls: ClassInfo) -> bool:
+    def _is_cell(self, cls: ClassInfo) -> bool:
         return any(isinstance(k, str) and (self.is_mindspore(k, CELL_NAMES, bare=("nn.Cell", "Cell")) or self.is_nn_layer(k))
                    for k in self.mro(cls))
 
