@@ -497,13 +497,13 @@ class Program:
     def assignments(self) -> dict[str, list]:
         """name -> right-hand sides of ``name = value`` statements anywhere in the file."""
         result: dict[str, list] = {}
-        for node in self._assignment_stmts:
-            if len(node.children) < 3 or node.children[1] != "=":
-                continue
-            value = node.children[-1]
-            for target in node.children[:-1:2]:
-                if target.type == "name":
-                    result.setdefault(target.value, []).append(value)
+        for _child, (_, _, _, statements), facts in self._statements.values():
+            # (name, value) pairs read once per top-level statement
+            pairs = facts.get("assignments")
+            if pairs is None:
+                pairs = facts["assignments"] = _name_assignments(statements)
+            for name, value in pairs:
+                result.setdefault(name, []).append(value)
         return result
 
     # ----------------------------------------------------------------- resolution
@@ -748,6 +748,19 @@ def _scan_statements(root) -> tuple[list, list, list, list]:
         elif t in ("import_name", "import_from"):
             imports.append(node)
     return imports, classes, funcdefs, assignments
+
+
+def _name_assignments(statements: list) -> list[tuple[str, object]]:
+    """(name, value) for each ``name = value`` target among assignment statements, in order."""
+    pairs = []
+    for node in statements:
+        if len(node.children) < 3 or node.children[1] != "=":
+            continue
+        value = node.children[-1]
+        for target in node.children[:-1:2]:
+            if target.type == "name":
+                pairs.append((target.value, value))
+    return pairs
 
 
 def _class_members(info: "ClassInfo") -> dict[str, "Member"]:

@@ -34,8 +34,22 @@ def _function_self_assignments(program, fn_node) -> list:
     return entry[1]
 
 
+def _memo(ctx, fact: str, cls: ClassInfo, compute):
+    """``compute(ctx, cls)`` once per analysis (several rules ask for the same class): kept on the Context."""
+    memo = ctx.__dict__.setdefault("_class_facts", {})
+    key = (fact, id(cls))
+    entry = memo.get(key)
+    if entry is None or entry[0] is not cls:
+        entry = memo[key] = (cls, compute(ctx, cls))
+    return entry[1]
+
+
 def parameter_attrs(ctx, cls: ClassInfo) -> dict[str, object]:
-    """attribute -> assignment statement, over the class and its bases in the file."""
+    """attribute -> assignment statement, over the class and its bases in the file (do not modify)."""
+    return _memo(ctx, "parameter_attrs", cls, _parameter_attrs)
+
+
+def _parameter_attrs(ctx, cls: ClassInfo) -> dict[str, object]:
     p = ctx.program
     result: dict[str, object] = {}
     for k in reversed(p.mro(cls)):
@@ -90,7 +104,11 @@ def sets_internal_params(ctx, cls: ClassInfo) -> bool:
 
 
 def child_cells(ctx, cls: ClassInfo) -> dict[str, object]:
-    """attribute -> ClassInfo (a Cell in the file) or "layer" (a mindspore.nn built-in layer)."""
+    """attribute -> ClassInfo (a Cell in the file) or "layer" (a mindspore.nn built-in layer) (do not modify)."""
+    return _memo(ctx, "child_cells", cls, _child_cells)
+
+
+def _child_cells(ctx, cls: ClassInfo) -> dict[str, object]:
     p = ctx.program
     result: dict[str, object] = {}
     for k in reversed(p.mro(cls)):
