@@ -87,3 +87,54 @@ def test_the_model_files_have_findings_to_compare():
     """The comparison above is only worth something if the generated files give findings."""
     findings = analyze(model_corpus.generate(800)).findings
     assert {f.code for f in findings}
+
+
+# A Cell whose findings depend on statements elsewhere in the file: its calls (how many inputs they pass) and
+# the module-level alias of a call target. Each edit below touches one line of another statement, so the parser
+# splices that statement alone and the Cell's own statement keeps its cached facts.
+CALLS = """import numpy as np
+from mindspore import nn, ops, Tensor
+
+
+class M(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.inner = M2()
+
+    def construct(self, x, mask=None):
+        return x * 3
+
+    def bprop(self, x, mask, out, dout):
+        return dout * 3, ops.zeros_like(x)
+
+
+class M2(nn.Cell):
+    def construct(self, x, mask=None):
+        return x
+
+    def bprop(self, x, mask, out, dout):
+        return dout, ops.zeros_like(x)
+
+
+x = Tensor(np.ones(2, np.float32))
+net = M()
+print(ops.GradOperation(get_all=True)(net)(x))
+"""
+
+
+@pytest.mark.parametrize("old,new", [
+    ("(net)(x)", "(net)(x, x)"),  # a call in another statement now passes the defaulted input
+    ("net = M()", "net = M2()"),  # the name called now holds another Cell
+    ("(net)(x)", "(M2())(x)"),  # another Cell called directly
+])
+def test_findings_follow_an_edit_of_another_statement(old, new):
+    assert old in CALLS
+    edited = CALLS.replace(old, new)
+    with DocumentSession("calls") as session:
+        before = session.verify(session.analyse(CALLS, Settings()))
+        after = session.verify(session.analyse(edited, Settings()))
+        back = session.verify(session.analyse(CALLS, Settings()))
+    assert before.findings == analyze(CALLS).findings
+    assert after.findings == analyze(edited).findings
+    assert back.findings == before.findings
+    assert _describe(after.findings) != _describe(before.findings), "the edit must change what is found"

@@ -199,15 +199,28 @@ class Context:
         names = sorted({site.cls.name for site in sites}, key=len, reverse=True)
         # Every mention of every site's class name, counted in one pass over the text.
         mentions_of: dict[str, int] = {}
-        for m in re.finditer(r"(?<![\w.])(" + "|".join(map(re.escape, names)) + r")\b", p.text):
-            mentions_of[m.group(1)] = mentions_of.get(m.group(1), 0) + 1
+        # Every occurrence as ``nodes_matching`` finds it (``.Name`` too), in the same pass when the names are
+        # all word characters (identifiers with combining marks are not): one search per name is a pass over the
+        # text each, most of the cost in a large file.
+        occurrences: dict[str, list[int]] | None = None
+        if all(re.fullmatch(r"\w+", name) for name in names):
+            occurrences = {}
+            text = p.text
+            for m in re.finditer(r"(?<!\w)(" + "|".join(map(re.escape, names)) + r")\b", text):
+                occurrences.setdefault(m.group(1), []).append(m.start())
+                if m.start() == 0 or text[m.start() - 1] != ".":
+                    mentions_of[m.group(1)] = mentions_of.get(m.group(1), 0) + 1
+        else:
+            for m in re.finditer(r"(?<![\w.])(" + "|".join(map(re.escape, names)) + r")\b", p.text):
+                mentions_of[m.group(1)] = mentions_of.get(m.group(1), 0) + 1
         for site in sites:
             cls = site.cls
             name = cls.name
             if len(p.classes_by_name.get(name, [])) != 1:
                 continue
             mentions = mentions_of.get(name, 0)
-            uses = p.nodes_matching(name, ("expr_stmt",))
+            uses = p.nodes_matching(name, ("expr_stmt",)) if occurrences is None else \
+                p.nodes_at(occurrences.get(name, []), ("expr_stmt",))
             if not uses or mentions != len(uses) + 1:
                 continue
             ok = True

@@ -392,19 +392,26 @@ class Program:
         """For each occurrence of the identifier ``word`` in the text, the outermost enclosing node of one of
         ``types`` around it (deduplicated, in text order). Lets rules that look for a rare name (``Custom``,
         ``set_context``, ``bprop_debug``) skip walking the whole tree: ``str.find`` costs next to nothing."""
-        found = []
-        seen = set()
+        offsets = []
         text = self.text
         start = text.find(word)
         while start != -1:
             end = start + len(word)
             if (start == 0 or not _is_ident_char(text[start - 1])) and (end == len(text) or not _is_ident_char(text[end])):
-                pos = self.index.position(start)
-                best = self._outermost_at((pos.line + 1, pos.column), types)
-                if best is not None and id(best) not in seen:
-                    seen.add(id(best))
-                    found.append(best)
+                offsets.append(start)
             start = text.find(word, end)
+        return self.nodes_at(offsets, types)
+
+    def nodes_at(self, offsets: list[int], types: tuple[str, ...]) -> list:
+        """``nodes_matching`` for occurrences already found (text offsets, in order)."""
+        found = []
+        seen = set()
+        for start in offsets:
+            pos = self.index.position(start)
+            best = self._outermost_at((pos.line + 1, pos.column), types)
+            if best is not None and id(best) not in seen:
+                seen.add(id(best))
+                found.append(best)
         return found
 
     def _outermost_at(self, position: tuple[int, int], types: tuple[str, ...]):
@@ -484,10 +491,23 @@ class Program:
 
         if hasattr(builtins, name):
             return True
-        if self.text.count(name) == inside.get_code().count(name):
+        # A fix asks for every name a function reads: the counts, the function's code and the names bound are
+        # read once per analysis (each is a pass over the file or the function).
+        memo = self._binds_memo
+        if name not in memo["text"]:
+            memo["text"][name] = self.text.count(name)
+        entry = memo["code"].get(id(inside))
+        if entry is None or entry[0] is not inside:
+            entry = memo["code"][id(inside)] = (inside, inside.get_code())
+        if memo["text"][name] == entry[1].count(name):
             return False
-        return (name in self.imports or name in self.assignments or any(c.name == name for c in self.classes)
-                or any(node.name.value == name for node in self._funcdefs))
+        if "defined" not in memo:
+            memo["defined"] = {c.name for c in self.classes} | {node.name.value for node in self._funcdefs}
+        return name in self.imports or name in self.assignments or name in memo["defined"]
+
+    @cached_property
+    def _binds_memo(self) -> dict:
+        return {"text": {}, "code": {}}
 
     @cached_property
     def index(self) -> LineIndex:
