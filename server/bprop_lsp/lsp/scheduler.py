@@ -159,7 +159,9 @@ class Scheduler:
         doc = state.doc
 
         def stale() -> bool:
-            return state.closed or state.result is not result
+            # An edit makes the check moot at once (``doc.version`` moves on didChange, before the new analysis
+            # is stored): a check of a superseded version must not hold up the next keystroke's analysis.
+            return state.closed or state.result is not result or doc.version != result.version
 
         if delay:
             await asyncio.sleep(delay)
@@ -237,6 +239,8 @@ def _verify_fixes(text: str, result: Result, uri: str, stale) -> list | None:
     """The findings with every fix that does not re-parse and re-check removed; None if the result went stale."""
     from ..engine.analysis import verified_findings
 
+    if stale():  # checked again on the worker: an edit may have come while this waited in the queue
+        return None
     analysis = result.analysis
     base_errors = len(analysis.syntax_errors) if analysis.syntax_errors is not None else None
     return verified_findings(analysis.findings, text, result.settings, uri, base_errors=base_errors, stale=stale)
