@@ -53,7 +53,36 @@ def build_call_index(program: Program) -> CallIndex:
                 return instance_class(found[0])
         return None
 
-    for node in iter_scope_nodes(program.module):
+    # The calls of each top-level statement are read once and kept with it (Program.statement_facts): an edit
+    # re-reads the statement it touched; what the calls refer to is resolved here, against the whole file.
+    for child in program.module.children:
+        facts = program.statement_facts(child)
+        calls = facts.get("calls")
+        if calls is None:
+            calls = facts["calls"] = _candidate_calls(child)
+        for node, callee_node, name, positional, keywords, has_star, transformed in calls:
+            cls = None
+            args = (positional, keywords, has_star)
+            if callee_node is not None:
+                cls = instance_class(callee_node)
+                if cls is None and transformed is not None:
+                    # W(net)(args): W a gradient transform (ms.grad, value_and_grad, GradOperation(...)).
+                    cls = instance_class(transformed)
+            if cls is None and name and name.rsplit(".", 1)[-1] in VJP_TRANSFORMS and positional:
+                cls = instance_class(positional[0])
+                args = (positional[1:], {}, has_star)
+            if cls is not None:
+                index.by_class.setdefault(id(cls), []).append(CallSite(node, *args))
+    return index
+
+
+def _candidate_calls(root) -> list[tuple]:
+    """The calls under ``root`` (in walk order) that may be calls of a Cell instance, read from their own text:
+    (call node, callee, callee's dotted name, positional, keywords, has_star, the first argument of a gradient
+    transform when the callee is one). Calls whose callee cannot name an instance (``ops.Sign()(x)``,
+    ``F.zeros_like(x)``, ``print(x)`` ...) are left out: resolving them could only give None."""
+    found = []
+    for node in iter_scope_nodes(root):
         if node.type not in ("power", "atom_expr"):
             continue
         c = call_of(node)
@@ -61,40 +90,61 @@ def build_call_index(program: Program) -> CallIndex:
             continue
         callee_node = callee_of(node)
         positional, keywords, has_star = call_arguments(c[1])
-        cls = None
-        args = (positional, keywords, has_star)
+        transformed = None
+        maybe = False
         if callee_node is not None:
-            cls = instance_class(callee_node)
-            if cls is None:
-                inner = call_of(callee_node) if callee_node.type in ("power", "atom_expr") else None
-                if inner is not None:
-                    # W(net)(args): W a gradient transform (ms.grad, value_and_grad, GradOperation(...)).
-                    name = (inner[0] or "").rsplit(".", 1)[-1]
-                    w_pos, _, _ = call_arguments(inner[1])
-                    transform_callee = callee_of(callee_node)
-                    is_grad_op = transform_callee is not None and call_of(transform_callee) is not None and \
-                        (call_of(transform_callee)[0] or "").rsplit(".", 1)[-1] in GRAD_OPERATION
-                    if w_pos and (name in GRAD_TRANSFORMS or name in GRAD_OPERATION or is_grad_op):
-                        cls = instance_class(w_pos[0])
-        if cls is None and c[0] and c[0].rsplit(".", 1)[-1] in VJP_TRANSFORMS and positional:
-            cls = instance_class(positional[0])
-            args = (positional[1:], {}, has_star)
-        if cls is not None:
-            index.by_class.setdefault(id(cls), []).append(CallSite(node, *args))
-    return index
+            maybe = _may_name_instance(callee_node)
+            inner = call_of(callee_node) if callee_node.type in ("power", "atom_expr") else None
+            if inner is not None:
+                name = (inner[0] or "").rsplit(".", 1)[-1]
+                w_pos, _, _ = call_arguments(inner[1])
+                transform_callee = callee_of(callee_node)
+                is_grad_op = transform_callee is not None and call_of(transform_callee) is not None and \
+                    (call_of(transform_callee)[0] or "").rsplit(".", 1)[-1] in GRAD_OPERATION
+                if w_pos and (name in GRAD_TRANSFORMS or name in GRAD_OPERATION or is_grad_op) \
+                        and _may_name_instance(w_pos[0]):
+                    transformed = w_pos[0]
+        vjp = bool(c[0] and c[0].rsplit(".", 1)[-1] in VJP_TRANSFORMS and positional
+                   and _may_name_instance(positional[0]))
+        if maybe or transformed is not None or vjp:
+            found.append((node, callee_node, c[0], positional, keywords, has_star, transformed))
+    return found
+
+
+def _may_name_instance(expr) -> bool:
+    """Whether ``instance_class`` (build_call_index) can find anything for ``expr``: the forms it reads — a call
+    of a bare name, a name, ``self.attr`` — judged from the expression alone."""
+    if expr.type in ("power", "atom_expr"):
+        c = call_of(expr)
+        if c and c[0] and "." not in c[0]:
+            return True
+    if expr.type == "name":
+        return True
+    text = dotted(expr)
+    return bool(text and text.startswith("self.") and text.count(".") == 1)
 
 
 def _self_attr_values(program: Program, expr, attr: str):
     cls_node = _search(expr, "classdef")
     if cls_node is None:
         return []
-    values = []
-    for node in iter_scope_nodes(cls_node):
-        if node.type == "expr_stmt" and len(node.children) >= 3 and node.children[1] == "=":
-            target = node.children[0]
-            if dotted(target) == f"self.{attr}":
-                values.append(node.children[-1])
-    return values
+    return _self_assignment_values(program, cls_node).get(attr, [])
+
+
+def _self_assignment_values(program: Program, cls_node) -> dict:
+    """attribute -> values of every ``self.attr = value`` anywhere under the class statement (read once per
+    class statement, kept with the top-level statement that holds it)."""
+    facts = program.statement_facts(cls_node).setdefault("self_attr_values", {})
+    entry = facts.get(id(cls_node))
+    if entry is None or entry[0] is not cls_node:
+        values: dict = {}
+        for node in iter_scope_nodes(cls_node):
+            if node.type == "expr_stmt" and len(node.children) >= 3 and node.children[1] == "=":
+                text = dotted(node.children[0])
+                if text and text.startswith("self.") and text.count(".") == 1:
+                    values.setdefault(text[5:], []).append(node.children[-1])
+        entry = facts[id(cls_node)] = (cls_node, values)
+    return entry[1]
 
 
 def _search(node, type_):

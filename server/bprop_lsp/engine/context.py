@@ -220,15 +220,28 @@ class Context:
         names = sorted({site.cls.name for site in sites}, key=len, reverse=True)
         # Every mention of every site's class name, counted in one pass over the text.
         mentions_of: dict[str, int] = {}
-        for m in re.finditer(r"(?<![\w.])(" + "|".join(map(re.escape, names)) + r")\b", p.text):
-            mentions_of[m.group(1)] = mentions_of.get(m.group(1), 0) + 1
+        # Every occurrence as ``nodes_matching`` finds it (``.Name`` too), in the same pass when the names are
+        # all word characters (identifiers with combining marks are not): one search per name is a pass over the
+        # text each, most of the cost in a large file.
+        occurrences: dict[str, list[int]] | None = None
+        if all(re.fullmatch(r"\w+", name) for name in names):
+            occurrences = {}
+            text = p.text
+            for m in re.finditer(r"(?<!\w)(" + "|".join(map(re.escape, names)) + r")\b", text):
+                occurrences.setdefault(m.group(1), []).append(m.start())
+                if m.start() == 0 or text[m.start() - 1] != ".":
+                    mentions_of[m.group(1)] = mentions_of.get(m.group(1), 0) + 1
+        else:
+            for m in re.finditer(r"(?<![\w.])(" + "|".join(map(re.escape, names)) + r")\b", p.text):
+                mentions_of[m.group(1)] = mentions_of.get(m.group(1), 0) + 1
         for site in sites:
             cls = site.cls
             name = cls.name
             if len(p.classes_by_name.get(name, [])) != 1:
                 continue
             mentions = mentions_of.get(name, 0)
-            uses = p.nodes_matching(name, ("expr_stmt",))
+            uses = p.nodes_matching(name, ("expr_stmt",)) if occurrences is None else \
+                p.nodes_at(occurrences.get(name, []), ("expr_stmt",))
             if not uses or mentions != len(uses) + 1:
                 continue
             ok = True
@@ -387,11 +400,15 @@ class Context:
         from .program import iter_own_nodes
 
         found = None
-        for node in iter_own_nodes(init.function.node):
-            if node.type != "expr_stmt" or len(node.children) != 3 or node.children[1] != "=":
-                continue
-            if dotted(node.children[0]) != "self.bprop":
-                continue
+        fn_node = init.function.node
+        facts = p.statement_facts(fn_node).setdefault("self_bprop_assignments", {})
+        entry = facts.get(id(fn_node))
+        if entry is None or entry[0] is not fn_node:  # read once per def, kept with its top-level statement
+            entry = facts[id(fn_node)] = (fn_node, [
+                node for node in iter_own_nodes(fn_node)
+                if node.type == "expr_stmt" and len(node.children) == 3 and node.children[1] == "="
+                and dotted(node.children[0]) == "self.bprop"])
+        for node in entry[1]:
             value = dotted(node.children[2])
             if found is not None or value is None or not value.startswith("self.") or value.count(".") != 1:
                 return None  # assigned twice, or not a bound method: BP011 speaks for it

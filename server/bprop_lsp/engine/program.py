@@ -5,6 +5,7 @@ cannot resolve is reported as unknown (``None``), and the rules leave unknown sh
 """
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Iterator
@@ -326,13 +327,15 @@ class Program:
         # one statement re-scans only that statement (parsing.py clears the cache when it re-links the tree).
         from .parsing import scan_cache
 
+        # Each entry also carries a dict of facts read from that statement alone (call sites, ``self.``
+        # assignments ...), filled lazily by whoever needs them: see ``statement_facts``.
         store = scan_cache(self.module)
         cache = store if store is not None else {}
         fresh: dict[int, tuple] = {}
         for child in self.module.children:
             entry = cache.get(id(child))
             if entry is None or entry[0] is not child:
-                entry = (child, _scan_statements(child))
+                entry = (child, _scan_statements(child), {})
             fresh[id(child)] = entry
             imports, classes, funcdefs, assignments = entry[1]
             self.import_nodes += imports
@@ -342,6 +345,7 @@ class Program:
         if store is not None:
             store.clear()
             store.update(fresh)
+        self._statements = fresh
         for node in self.import_nodes:
             self._record_import(node)
         if "type(" in self.text:
@@ -351,6 +355,24 @@ class Program:
                 # Members depend on module-level facts (constants in class-body conditions): re-read them.
                 cls.program = self
                 cls.__dict__.pop("members", None)
+
+    def statement_facts(self, node) -> dict:
+        """A dict for facts read from the top-level statement holding ``node`` and nothing else (what its calls
+        are, which ``self.`` attributes its methods assign ...): kept with the statement while an edit elsewhere
+        leaves it untouched, so such facts are read once per statement, not once per keystroke. Keys are the
+        callers'; a fact about an inner node keeps the node with it (``(node, value)``) and checks identity."""
+        top = node
+        parent = getattr(top, "parent", None)
+        while parent is not None and parent is not self.module:
+            top, parent = parent, parent.parent
+        entry = self._statements.get(id(top)) if parent is self.module else None
+        if entry is None or entry[0] is not top:
+            return self._loose_facts  # not in this module's tree (a light view, a synthetic node)
+        return entry[2]
+
+    @cached_property
+    def _loose_facts(self) -> dict:
+        return {}
 
     def _synthetic_classes(self) -> list[ClassInfo]:
         """``Net = type("Net", (nn.Cell,), {"construct": ..., "bprop": ...})`` anywhere in the file."""
@@ -402,28 +424,70 @@ class Program:
         """For each occurrence of the identifier ``word`` in the text, the outermost enclosing node of one of
         ``types`` around it (deduplicated, in text order). Lets rules that look for a rare name (``Custom``,
         ``set_context``, ``bprop_debug``) skip walking the whole tree: ``str.find`` costs next to nothing."""
-        found = []
-        seen = set()
+        offsets = []
         text = self.text
         start = text.find(word)
         while start != -1:
             end = start + len(word)
             if (start == 0 or not _is_ident_char(text[start - 1])) and (end == len(text) or not _is_ident_char(text[end])):
-                pos = self.index.position(start)
-                # One column into the word: at a leaf boundary parso returns the leaf that ends there (the
-                # previous statement's newline for a word at the start of a line).
-                leaf = self.module.get_leaf_for_position((pos.line + 1, pos.column + 1))
-                best = None
-                node = leaf.parent if leaf is not None else None
-                while node is not None and node.type not in ("funcdef", "classdef", "file_input", "simple_stmt"):
-                    if node.type in types:
-                        best = node
-                    node = node.parent
-                if best is not None and id(best) not in seen:
-                    seen.add(id(best))
-                    found.append(best)
+                offsets.append(start)
             start = text.find(word, end)
+        return self.nodes_at(offsets, types)
+
+    def nodes_at(self, offsets: list[int], types: tuple[str, ...]) -> list:
+        """``nodes_matching`` for occurrences already found (text offsets, in order)."""
+        found = []
+        seen = set()
+        for start in offsets:
+            pos = self.index.position(start)
+            # One column into the word: at a leaf boundary parso returns the leaf that ends there (the previous
+            # statement's newline for a word at the start of a line).
+            best = self._outermost_at((pos.line + 1, pos.column + 1), types)
+            if best is not None and id(best) not in seen:
+                seen.add(id(best))
+                found.append(best)
         return found
+
+    def _outermost_at(self, position: tuple[int, int], types: tuple[str, ...]):
+        """The outermost node of one of ``types`` around the leaf at ``position``, within its statement: what
+        ``module.get_leaf_for_position`` finds, searched the same way, the answer kept with the top-level statement
+        it lies in (the same position in an untouched statement gives the same node on the next keystroke)."""
+        children = self.module.children
+        ends = self._statement_ends
+        if not ((1, 0) <= position <= ends[-1]):
+            raise ValueError("Please provide a position that exists within this node.")
+        # parso's binary search over the module's children: the first whose end is not before the position.
+        element = children[min(bisect.bisect_left(ends, position), len(children) - 1)]
+        if position < element.start_pos:
+            return None  # on a prefix
+        cache = self.statement_facts(element).setdefault("outermost_at", {})
+        key = (position, types)
+        if key in cache:
+            return cache[key]
+        try:
+            leaf = element.get_leaf_for_position(position)
+        except AttributeError:
+            leaf = element
+        best = None
+        node = leaf.parent if leaf is not None else None
+        while node is not None and node.type not in ("funcdef", "classdef", "file_input", "simple_stmt"):
+            if node.type in types:
+                best = node
+            node = node.parent
+        cache[key] = best
+        return best
+
+    @cached_property
+    def _statement_ends(self) -> list[tuple[int, int]]:
+        """``end_pos`` of each top-level statement (each costs a walk to its last leaf: kept with the statement)."""
+        ends = []
+        for child in self.module.children:
+            facts = self.statement_facts(child)
+            end = facts.get("end_pos")
+            if end is None:
+                end = facts["end_pos"] = child.end_pos
+            ends.append(end)
+        return ends
 
     def _record_import(self, node) -> None:
         try:
@@ -461,10 +525,23 @@ class Program:
 
         if hasattr(builtins, name):
             return True
-        if self.text.count(name) == inside.get_code().count(name):
+        # A fix asks for every name a function reads: the counts, the function's code and the names bound are
+        # read once per analysis (each is a pass over the file or the function).
+        memo = self._binds_memo
+        if name not in memo["text"]:
+            memo["text"][name] = self.text.count(name)
+        entry = memo["code"].get(id(inside))
+        if entry is None or entry[0] is not inside:
+            entry = memo["code"][id(inside)] = (inside, inside.get_code())
+        if memo["text"][name] == entry[1].count(name):
             return False
-        return (name in self.imports or name in self.assignments or any(c.name == name for c in self.classes)
-                or any(node.name.value == name for node in self._funcdefs))
+        if "defined" not in memo:
+            memo["defined"] = {c.name for c in self.classes} | {node.name.value for node in self._funcdefs}
+        return name in self.imports or name in self.assignments or name in memo["defined"]
+
+    @cached_property
+    def _binds_memo(self) -> dict:
+        return {"text": {}, "code": {}}
 
     @cached_property
     def index(self) -> LineIndex:
@@ -474,13 +551,13 @@ class Program:
     def assignments(self) -> dict[str, list]:
         """name -> right-hand sides of ``name = value`` statements anywhere in the file."""
         result: dict[str, list] = {}
-        for node in self._assignment_stmts:
-            if len(node.children) < 3 or node.children[1] != "=":
-                continue
-            value = node.children[-1]
-            for target in node.children[:-1:2]:
-                if target.type == "name":
-                    result.setdefault(target.value, []).append(value)
+        for _child, (_, _, _, statements), facts in self._statements.values():
+            # (name, value) pairs read once per top-level statement
+            pairs = facts.get("assignments")
+            if pairs is None:
+                pairs = facts["assignments"] = _name_assignments(statements)
+            for name, value in pairs:
+                result.setdefault(name, []).append(value)
         return result
 
     # ----------------------------------------------------------------- resolution
@@ -525,13 +602,21 @@ class Program:
         """C3-like linearisation within the file; external bases appear as qualified names."""
         cached = self._mro_cache.get(id(cls))
         if cached is None:
-            cached = self._mro_cache[id(cls)] = self._mro(cls, set())
+            cached = self._mro_cache[id(cls)] = self._mro(cls, set(), [False])
         return cached
 
-    def _mro(self, cls: ClassInfo, seen: set[int]) -> list[ClassInfo | str]:
+    def _mro(self, cls: ClassInfo, seen: set[int], cut: list) -> list[ClassInfo | str]:
+        """``cut[0]`` is set when a cycle was cut below ``cls``: only a linearisation without a cut is the same
+        whatever the path to ``cls`` was, and only such a one is memoised and reused for the bases of others
+        (without reuse, linearising every class of a deep hierarchy repeats the work for each)."""
         if id(cls) in seen:
+            cut[0] = True
             return []
+        whole = self._acyclic_mro.get(id(cls))
+        if whole is not None:
+            return whole
         seen = seen | {id(cls)}
+        own_cut = [False]
         parents: list[list[ClassInfo | str]] = []
         for base in cls.bases:
             text = dotted(base)
@@ -540,10 +625,29 @@ class Program:
                 continue
             target = self.resolve_class(text)
             if isinstance(target, ClassInfo):
-                parents.append(self._mro(target, seen) if target is not cls else ["?"])
+                parents.append(self._mro(target, seen, own_cut) if target is not cls else ["?"])
             else:
                 parents.append([target])
-        return [cls] + _c3_merge(parents + [[p[0] for p in parents if p]])
+        result = [cls] + _c3_merge(parents + [[p[0] for p in parents if p]])
+        if own_cut[0]:
+            cut[0] = True
+        else:
+            self._acyclic_mro[id(cls)] = result
+        return result
+
+    @cached_property
+    def _acyclic_mro(self) -> dict:
+        return {}
+
+    def is_cell(self, cls: ClassInfo) -> bool:
+        found = self._is_cell_cache.get(id(cls))
+        if found is None:
+            found = self._is_cell_cache[id(cls)] = self._is_cell(cls)
+        return found
+
+    @cached_property
+    def _is_cell_cache(self) -> dict:
+        return {}
 
     def resolve_class(self, text: str, depth: int = 0) -> "ClassInfo | str":
         """A base-class expression: a class of this file, else a qualified name, following module-level aliases
@@ -561,7 +665,7 @@ class Program:
             return "?"
         return text
 
-    def is_cell(self, cls: ClassInfo) -> bool:
+    def _is_cell(self, cls: ClassInfo) -> bool:
         return any(isinstance(k, str) and (self.is_mindspore(k, CELL_NAMES, bare=("nn.Cell", "Cell")) or self.is_nn_layer(k))
                    for k in self.mro(cls))
 
@@ -704,6 +808,19 @@ def _scan_statements(root) -> tuple[list, list, list, list]:
         elif t in ("import_name", "import_from"):
             imports.append(node)
     return imports, classes, funcdefs, assignments
+
+
+def _name_assignments(statements: list) -> list[tuple[str, object]]:
+    """(name, value) for each ``name = value`` target among assignment statements, in order."""
+    pairs = []
+    for node in statements:
+        if len(node.children) < 3 or node.children[1] != "=":
+            continue
+        value = node.children[-1]
+        for target in node.children[:-1:2]:
+            if target.type == "name":
+                pairs.append((target.value, value))
+    return pairs
 
 
 def _class_members(info: "ClassInfo") -> dict[str, "Member"]:

@@ -13,18 +13,43 @@ def _self_assignments(ctx, cls: ClassInfo):
         fn = member.function
         if fn is None or fn.is_lambda:
             continue
-        for node in iter_own_nodes(fn.node):
+        yield from _function_self_assignments(ctx.program, fn.node)
+
+
+def _function_self_assignments(program, fn_node) -> list:
+    """``_self_assignments`` of one method, read once per ``def`` and kept with its top-level statement."""
+    facts = program.statement_facts(fn_node).setdefault("self_assignments", {})
+    entry = facts.get(id(fn_node))
+    if entry is None or entry[0] is not fn_node:
+        found = []
+        for node in iter_own_nodes(fn_node):
             if node.type != "expr_stmt" or len(node.children) < 3 or node.children[1] != "=":
                 continue
             value = node.children[-1]
             for target in node.children[:-1:2]:
                 if target.type in ("power", "atom_expr") and len(target.children) == 2 and target.children[0].type == "name" \
                         and target.children[0].value == "self" and target.children[1].children[0] == ".":
-                    yield target.children[1].children[1].value, value, node
+                    found.append((target.children[1].children[1].value, value, node))
+        entry = facts[id(fn_node)] = (fn_node, found)
+    return entry[1]
+
+
+def _memo(ctx, fact: str, cls: ClassInfo, compute):
+    """``compute(ctx, cls)`` once per analysis (several rules ask for the same class): kept on the Context."""
+    memo = ctx.__dict__.setdefault("_class_facts", {})
+    key = (fact, id(cls))
+    entry = memo.get(key)
+    if entry is None or entry[0] is not cls:
+        entry = memo[key] = (cls, compute(ctx, cls))
+    return entry[1]
 
 
 def parameter_attrs(ctx, cls: ClassInfo) -> dict[str, object]:
-    """attribute -> assignment statement, over the class and its bases in the file."""
+    """attribute -> assignment statement, over the class and its bases in the file (do not modify)."""
+    return _memo(ctx, "parameter_attrs", cls, _parameter_attrs)
+
+
+def _parameter_attrs(ctx, cls: ClassInfo) -> dict[str, object]:
     p = ctx.program
     result: dict[str, object] = {}
     for k in reversed(p.mro(cls)):
@@ -79,7 +104,11 @@ def sets_internal_params(ctx, cls: ClassInfo) -> bool:
 
 
 def child_cells(ctx, cls: ClassInfo) -> dict[str, object]:
-    """attribute -> ClassInfo (a Cell in the file) or "layer" (a mindspore.nn built-in layer)."""
+    """attribute -> ClassInfo (a Cell in the file) or "layer" (a mindspore.nn built-in layer) (do not modify)."""
+    return _memo(ctx, "child_cells", cls, _child_cells)
+
+
+def _child_cells(ctx, cls: ClassInfo) -> dict[str, object]:
     p = ctx.program
     result: dict[str, object] = {}
     for k in reversed(p.mro(cls)):

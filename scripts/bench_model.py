@@ -1,0 +1,181 @@
+#!/usr/bin/env python3
+"""Benchmark keystrokes in realistic MindSpore model files through the server (not a test).
+
+The files come from the perf corpus generator (``gen_corpus.py OUTDIR`` -> ``OUTDIR/synth_{N}.py``: Cells with
+``__init__``/``construct``/``bprop``, config dataclasses, helper functions, comments in two languages). For each
+size and each kind of edit, a character is typed and deleted again (or a newline inserted and removed), and the
+time from ``didChange`` to the diagnostics is measured:
+
+* push: a client without pull support, waiting for ``publishDiagnostics`` of the edited version;
+* pull: a client announcing ``textDocument.diagnostic``, sending ``textDocument/diagnostic`` right after the edit.
+
+Printed per edit kind: median and p90 latency, and each as a ratio to ``ast.parse`` of the same text measured in
+the same run (absolute times move with machine load; the ratios are what to compare).
+Run: ``.venv/bin/python scripts/bench_model.py --corpus DIR [--sizes 2000,10000,50000] [--edits 10]``.
+"""
+from __future__ import annotations
+
+import argparse
+import ast
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_server import Client, best_of, published  # noqa: E402
+
+GENERATOR = "/work/shared/perf/gen_corpus.py"
+TIMEOUT = 1800.0  # a 50,000-line file on a loaded machine: minutes for the first analysis and its fixes
+KINDS = ("comment", "bprop-signature", "construct", "ordinary", "newline-top")
+
+
+def corpus_file(directory: str, size: int, generator: str) -> str:
+    path = os.path.join(directory, f"synth_{size}.py")
+    if not os.path.exists(path):
+        subprocess.run([sys.executable, generator, directory, str(size)], check=True, stdout=subprocess.DEVNULL)
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
+def _near_middle(lines: list[str], predicate) -> int:
+    """The first line at or after the middle of the file (wrapping around) that satisfies ``predicate``."""
+    n = len(lines)
+    for k in range(n):
+        i = (n // 2 + k) % n
+        if predicate(i):
+            return i
+    raise LookupError("no line for this edit kind")
+
+
+def _inside(lines: list[str], i: int, header: str) -> bool:
+    """The nearest less indented line above line ``i`` (its enclosing block) starts with ``header``."""
+    indent = len(lines[i]) - len(lines[i].lstrip())
+    for j in range(i - 1, -1, -1):
+        s = lines[j].strip()
+        if not s:
+            continue
+        if len(lines[j]) - len(lines[j].lstrip()) < indent:
+            return s.startswith(header)
+    return False
+
+
+def edit_point(lines: list[str], kind: str) -> tuple[int, int, str]:
+    """(line, column, text to type) for an edit of ``kind``; the text is typed and then deleted again."""
+    if kind == "comment":
+        i = _near_middle(lines, lambda i: lines[i].lstrip().startswith("#"))
+        return i, len(lines[i]), "x"
+    if kind == "bprop-signature":  # extend the last parameter's name (``dout`` -> ``doutx``)
+        i = _near_middle(lines, lambda i: lines[i].lstrip().startswith("def bprop(") and "):" in lines[i])
+        return i, lines[i].index("):"), "x"
+    if kind == "construct":  # extend the name a statement in construct assigns (``y0`` -> ``y0x``)
+        i = _near_middle(lines, lambda i: " = " in lines[i] and not lines[i].lstrip().startswith(("#", "def"))
+                         and _inside(lines, i, "def construct("))
+        return i, lines[i].index(" = "), "x"
+    if kind == "ordinary":  # the same in a module-level helper function
+        i = _near_middle(lines, lambda i: " = " in lines[i] and not lines[i].lstrip().startswith(("#", "def"))
+                         and _inside(lines, i, "def helper_"))
+        return i, lines[i].index(" = "), "x"
+    if kind == "newline-top":
+        return 2, 0, "\n"
+    raise ValueError(kind)
+
+
+def _change(line: int, col: int, text: str, insert: bool) -> dict:
+    if insert:
+        return {"range": {"start": {"line": line, "character": col}, "end": {"line": line, "character": col}},
+                "text": text}
+    end = {"line": line + 1, "character": 0} if text == "\n" else {"line": line, "character": col + len(text)}
+    return {"range": {"start": {"line": line, "character": col}, "end": end}, "text": ""}
+
+
+PULL_CAPS = {"diagnostic": {"dynamicRegistration": False, "relatedDocumentSupport": False}}
+
+
+def _initialize(client: Client, pull: bool) -> None:
+    caps = {"publishDiagnostics": {"versionSupport": True, "dataSupport": True},
+            "codeAction": {"codeActionLiteralSupport": {"codeActionKind": {"valueSet": ["quickfix"]}}}}
+    if pull:
+        caps.update(PULL_CAPS)
+    rid = client.request("initialize", {"processId": os.getpid(), "rootUri": None, "capabilities": {
+        "textDocument": caps, "general": {"positionEncodings": ["utf-16"]}}})
+    client.wait(lambda m: m.get("id") == rid)
+    client.notify("initialized", {})
+
+
+def _diagnostics(client: Client, uri: str, version: int, pull: bool) -> tuple[float, list]:
+    """When the diagnostics of ``version`` arrived, and them."""
+    if pull:
+        rid = client.request("textDocument/diagnostic", {"textDocument": {"uri": uri}})
+        t, msg = client.wait(lambda m: m.get("id") == rid, timeout=TIMEOUT)
+        return t, msg["result"].get("items", [])
+    t, msg = client.wait(published(uri, version), timeout=TIMEOUT)
+    return t, msg["params"]["diagnostics"]
+
+
+def bench_file(text: str, size: int, edits: int, pull: bool, kinds) -> dict:
+    client = Client()
+    _initialize(client, pull)
+    uri = f"file:///bench/synth_{size}.py"
+    client.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 1,
+                                                            "text": text}})
+    _, diags = _diagnostics(client, uri, 1, pull)
+    assert diags, "the model file's broken bprops must be flagged"
+    # A code action waits for the fixes to be checked: the edits below start from an idle server.
+    rid = client.request("textDocument/codeAction", {"textDocument": {"uri": uri}, "range": diags[0]["range"],
+                                                      "context": {"diagnostics": [diags[0]]}})
+    client.wait(lambda m: m.get("id") == rid, timeout=TIMEOUT)
+    lines = text.split("\n")
+    version = 1
+    result = {}
+    for kind in kinds:
+        line, col, typed = edit_point(lines, kind)
+        latencies = []
+        for i in range(edits):
+            version += 1
+            change = _change(line, col, typed, insert=i % 2 == 0)
+            sent = client.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": version},
+                                                             "contentChanges": [change]})
+            got, _ = _diagnostics(client, uri, version, pull)
+            latencies.append(got - sent)
+            time.sleep(0.25)  # longer than the debounce, shorter than the idle time before fixes are checked
+        result[kind] = latencies
+    client.close()
+    return result
+
+
+def p90(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(0.9 * (len(ordered) - 1))))]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--corpus", default=os.environ.get("BENCH_CORPUS", "/tmp/bprop-bench-corpus"),
+                    help="directory of synth_N.py files (generated there when missing)")
+    ap.add_argument("--generator", default=GENERATOR, help="gen_corpus.py")
+    ap.add_argument("--sizes", default="2000,10000,50000")
+    ap.add_argument("--edits", type=int, default=10, help="edits per kind and size (half typing, half deleting)")
+    ap.add_argument("--kinds", default=",".join(KINDS))
+    ap.add_argument("--clients", default="push,pull")
+    args = ap.parse_args()
+    kinds = args.kinds.split(",")
+    print(f"{'lines':>6} {'client':>5} {'edit':>16} | {'ast.parse':>9} | {'median':>9} {'p90':>9} | "
+          f"{'med/ast':>7} {'p90/ast':>7} {'p90/med':>7}")
+    print("-" * 96)
+    for size in (int(s) for s in args.sizes.split(",")):
+        text = corpus_file(args.corpus, size, args.generator)
+        for client in args.clients.split(","):
+            t_ast = best_of(lambda: ast.parse(text), 5)
+            rows = bench_file(text, size, args.edits, client == "pull", kinds)
+            t_ast = min(t_ast, best_of(lambda: ast.parse(text), 3))
+            for kind, lat in rows.items():
+                med, hi = statistics.median(lat), p90(lat)
+                print(f"{text.count(chr(10)):>6} {client:>5} {kind:>16} | {t_ast * 1e3:>7.1f}ms | {med * 1e3:>7.1f}ms "
+                      f"{hi * 1e3:>7.1f}ms | {med / t_ast:>7.2f} {hi / t_ast:>7.2f} {hi / med:>7.2f}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
