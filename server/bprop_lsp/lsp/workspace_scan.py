@@ -50,9 +50,16 @@ def list_files(roots: list[tuple[str, tuple[str, ...]]]) -> tuple[list[str], lis
     """The Python files under each (root, exclude patterns), and what could not be walked (worker thread)."""
     paths: list[str] = []
     problems: list[str] = []
+
+    def skipped(path: str, reason: str, is_error: bool) -> None:
+        # The walk's reasons read "a FIFO, not a regular file; skipped": said the way read_file says it.
+        if "not a regular file" in reason:
+            reason = f"not a regular file ({reason.split(',')[0]})"
+        problems.append(f"{path}: {reason}")
+
     for root, exclude in roots:
         try:
-            paths.extend(iter_paths([root], exclude))
+            paths.extend(iter_paths([root], exclude, on_skip=skipped))
         except (OSError, RecursionError) as exc:
             problems.append(f"{root}: cannot walk: {exc.__class__.__name__}: {exc}")
     return paths, problems
