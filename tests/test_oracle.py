@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from labelled import covers, expected_line, ids
+
 from bprop_lsp.engine import Severity, analyze, fix_all
 from bprop_lsp.engine.parsing import parse, syntax_errors
 
@@ -20,29 +22,6 @@ SCORED = {"BP001", "BP002", "BP003", "BP004", "BP005", "BP006", "BP008", "BP011"
 
 def read(case) -> str:
     return (ORACLE / case["file"]).read_bytes().decode("utf-8")
-
-
-def expected_line(case):
-    if case.get("offending_def_line"):
-        return case["offending_def_line"], True
-    for d in case.get("bprop_defs_under_test") or []:
-        return d["def_line"], False
-    for mode in ("GRAPH", "PYNATIVE"):
-        line = (case.get(mode) or {}).get("reported_line")
-        if line:
-            return line, False
-    return None, False
-
-
-def covers(finding, line, strict) -> bool:
-    if line is None:
-        return True
-    start, end = finding.span.start.line + 1, finding.span.end.line + 1
-    return start <= line <= end if strict else start - 5 <= line <= end + 5
-
-
-def ids(cases):
-    return [Path(c["file"]).stem for c in cases]
 
 
 # Partly static rules the engine covers through call sites and construct's returns (BP027 needs runtime dtypes).

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from labelled import covers, expected_line, ids
+
 from bprop_lsp.engine import Severity, analyze
 
 PROBES = Path(__file__).parent / "fixtures" / "probes"
@@ -19,30 +21,6 @@ VALID_CASES = [c for c in CASES if c["rule"] == "VALID"]
 
 def read(case) -> str:
     return (PROBES / case["file"]).read_bytes().decode("utf-8")
-
-
-def expected_line(case):
-    """(line, strict) as the oracle scorer reads a label: the offending def line, else a line with some slack."""
-    if case.get("offending_def_line"):
-        return case["offending_def_line"], True
-    for d in case.get("bprop_defs_under_test") or []:
-        return d["def_line"], False
-    for mode in ("GRAPH", "PYNATIVE"):
-        line = (case.get(mode) or {}).get("reported_line")
-        if line:
-            return line, False
-    return None, False
-
-
-def covers(finding, line, strict) -> bool:
-    if line is None:
-        return True
-    start, end = finding.span.start.line + 1, finding.span.end.line + 1
-    return start <= line <= end if strict else start - 5 <= line <= end + 5
-
-
-def ids(cases):
-    return [Path(c["file"]).stem for c in cases]
 
 
 def test_labels_come_from_the_runner_and_cover_every_case_file():

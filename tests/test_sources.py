@@ -14,28 +14,6 @@ from bprop_lsp.sources import SourceChanged, SourceError, iter_paths, read_sourc
 SEED = "def bprop(self, x, out):\n    return (out,)\n"
 
 
-@pytest.fixture
-def deep_dir(tmp_path):
-    """``make(depth)`` nests that many folders under tmp_path; they are removed bottom-up afterwards (pytest's own
-    clean-up, shutil.rmtree, is recursive and would overflow on them)."""
-    made: list[str] = []
-
-    def make(depth: int) -> str:
-        path = str(tmp_path)
-        for _ in range(depth):
-            path = os.path.join(path, "d")
-            os.mkdir(path)
-            made.append(path)
-        return path
-
-    yield make
-    for folder in reversed(made):
-        for name in os.listdir(folder):
-            if not os.path.isdir(os.path.join(folder, name)):
-                os.unlink(os.path.join(folder, name))
-        os.rmdir(folder)
-
-
 def walk(root, **kw):
     skipped = []
     paths = list(iter_paths([str(root)], on_skip=lambda p, why, is_error: skipped.append((p, why, is_error)), **kw))

@@ -744,22 +744,9 @@ class Program:
         return found
 
     def mode_hint(self) -> str | None:
-        """"graph"/"pynative" when the file sets the execution mode, else None."""
-        found = None
-        for node in self.nodes_matching("set_context", ("power", "atom_expr")):
-            c = call_of(node)
-            if not c or not c[0] or not c[0].endswith("set_context"):
-                continue
-            _, kwargs, _ = call_arguments(c[1])
-            mode = kwargs.get("mode")
-            if mode is None:
-                continue
-            code = mode.get_code().strip()
-            if code.endswith("GRAPH_MODE") or code == "0":
-                found = "graph"
-            elif code.endswith("PYNATIVE_MODE") or code == "1":
-                found = "pynative"
-        return found
+        """"graph"/"pynative" when the file sets the execution mode (the last ``set_context`` in the text), else None."""
+        settings = self.mode_settings()
+        return settings[-1][1] if settings else None
 
     @cached_property
     def _mro_cache(self) -> dict:
