@@ -473,9 +473,15 @@ def verified_findings(findings: list[Finding], text: str, settings: Settings, ca
     """
     if base_errors is None:
         base_errors = count_syntax_errors(text, cache_key)
+    # Many fixes in one file: check them all in one re-parse and one re-analysis first (linear in the findings);
+    # only those that batch does not clear are checked one by one.
+    fixable = [f for f in findings if f.fix is not None]
+    cleared: set[int] = set()
+    if len(fixable) >= _BATCH_MIN and not (stale is not None and stale()):
+        cleared = _batch_cleared(text, fixable, settings, base_errors)
     out: list[Finding] = []
     for finding in findings:
-        if finding.fix is None:
+        if finding.fix is None or id(finding) in cleared:
             out.append(finding)
             continue
         if stale is not None and stale():
@@ -488,6 +494,40 @@ def verified_findings(findings: list[Finding], text: str, settings: Settings, ca
             rejected.append((finding, reason))
         out.append(replace(finding, fix=None))
     return out
+
+
+_BATCH_MIN = 4
+
+
+def _batch_cleared(text: str, fixable: list[Finding], settings: Settings, base_errors: int) -> set[int]:
+    """ids of the findings whose fix is sound when every fix is applied at once: the text with all of them parses
+    no worse, and each finding is gone at its (shifted) place. Empty when the fixes overlap or the combined text
+    does not parse (then each is checked on its own)."""
+    edits = sorted((e for f in fixable for e in f.fix.edits), key=lambda e: (e.span.start, e.span.end))
+    for a, b in zip(edits, edits[1:]):
+        if b.span.start < a.span.end or (b.span.start == a.span.start and a.span.start == a.span.end
+                                           and b.span.start == b.span.end):
+            return set()  # overlapping (or competing insertions at one point): check one by one
+    try:
+        fixed = apply_edits(text, edits)
+    except ValueError:
+        return set()
+    try:
+        module = parse(fixed, None)
+        if len(_syntax_errors(module)) > base_errors:
+            return set()
+        codes = tuple(sorted({f.code for f in fixable}))
+        after = _analyze_module(module, fixed, replace(settings, select=codes, ignore=()), with_syntax_errors=False,
+                                want_fixes=False)
+    except Exception:  # noqa: BLE001 - the batch is an optimisation: on any trouble, check one by one
+        _log.debug("batch fix check failed; checking one by one", exc_info=True)
+        return set()
+    everything = Fix("all fixes", tuple(edits))
+    cleared = set()
+    for finding in fixable:
+        if not any(f.code == finding.code and _same_place(f, finding, everything) for f in after.findings):
+            cleared.add(id(finding))
+    return cleared
 
 
 def check_fix(text: str, finding: Finding, settings: Settings, base_errors: int, cache_key: str | None = None) -> str | None:
