@@ -66,7 +66,7 @@ fs.mkdirSync(outDir, { recursive: true });
     // the quick fix: cursor on the def bprop line, inside the squiggle (the diagnostic's range), Ctrl+., pick the
     // fix, Enter
     // (inlay hints — `x ← x` — sit between the parameters on screen: match the line, not its whole text)
-    await page.locator('.view-line', { hasText: /def bprop\(self/ }).first().click();
+    await page.locator('.view-line', { hasText: /def\s+bprop\(self/ }).first().click();
     const squiggle = await page.locator('.squiggly-error').first().boundingBox();
     if (squiggle) await page.mouse.click(squiggle.x + squiggle.width / 2, squiggle.y + squiggle.height / 2);
     await page.keyboard.press('Control+.');
@@ -80,7 +80,7 @@ fs.mkdirSync(outDir, { recursive: true });
     // the first action is focused; a mouse click is blocked by .context-view-pointerBlock, so use the keyboard
     for (let i = 0; i < want; i++) await page.keyboard.press('ArrowDown');
     await page.keyboard.press('Enter');
-    await page.locator('.view-line', { hasText: /def bprop\(self.*\bdout\b/ }).first().waitFor({ timeout: 20000 });
+    await page.locator('.view-line', { hasText: /def\s+bprop\(self.*\bdout\b/ }).first().waitFor({ timeout: 20000 });
     lap('quick fix applied in the editor');
     await page.keyboard.press('Control+S');
     for (let i = 0; i < 50 && !fs.readFileSync(file, 'utf8').includes(FIXED); i++) await page.waitForTimeout(200);
