@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from .program import (
+    scope_of,
     CUSTOM_NAMES,
     ClassInfo,
     Function,
@@ -180,7 +181,7 @@ class Context:
                 modes = frozenset({"graph"})
             if bprop.ambiguous:
                 continue  # which definition runs depends on a condition we cannot decide
-            if "custom_vjp" in cls.node.get_code():
+            if "custom_vjp" in p.text and "custom_vjp" in cls.node.get_code():
                 continue  # MindSpore's custom_vjp cells: `bprop(self, *args)` is special-cased by that flag
             resolved = self.resolve_member(bprop)
             if resolved is None and bprop.value is not None and bprop.function is None and _is_none(bprop.value) is False:
@@ -472,7 +473,7 @@ class Context:
         if not forwarded:
             yield arguments
             return
-        if helper.parent is not None and helper.parent.type == "classdef" or _scope_of(helper).type == "classdef":
+        if helper.parent is not None and helper.parent.type == "classdef" or scope_of(helper).type == "classdef":
             return  # a method building the op: its callers are not followed
         for call_node in self.program.nodes_matching(helper.name.value, ("power", "atom_expr")):
             c = call_of(call_node)
@@ -511,7 +512,7 @@ class Context:
         if expr.type in ("name", "power", "atom_expr"):
             resolved = resolve_function(p, expr)
             if resolved is not None and resolved.binding == "method" and not resolved.jit:
-                owner_scope = _scope_of(resolved.function.node)
+                owner_scope = scope_of(resolved.function.node)
                 if owner_scope is not None and owner_scope.type != "classdef":
                     return resolved.function, False
         return None, False
@@ -530,7 +531,7 @@ class Context:
             candidates = p.functions.get(text, [])
             enclosing = _enclosing_scopes(expr)
             # Prefer a function defined in a scope enclosing the use (closures), then module level.
-            visible = [f for f in candidates if f.owner is None and _scope_of(f.node) in enclosing]
+            visible = [f for f in candidates if f.owner is None and scope_of(f.node) in enclosing]
             if len(visible) >= 1:
                 return visible[-1], False
             values = p.assignments.get(text, [])
@@ -591,20 +592,13 @@ def _is_none(node) -> bool:
     return node.type == "keyword" and node.value == "None"
 
 
-def _scope_of(node):
-    parent = node.parent
-    while parent is not None and parent.type not in ("funcdef", "classdef", "file_input", "lambdef"):
-        parent = parent.parent
-    return parent
-
-
 def _enclosing_scopes(node) -> list:
     scopes = []
-    s = _scope_of(node)
+    s = scope_of(node)
     while s is not None:
         if s.type != "classdef":  # a class body is not visible from its methods
             scopes.append(s)
         if s.type == "file_input":
             break
-        s = _scope_of(s)
+        s = scope_of(s)
     return scopes

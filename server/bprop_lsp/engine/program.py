@@ -226,6 +226,30 @@ def dotted(node) -> str | None:
     return None
 
 
+def scope_of(node):
+    """The function, lambda, class or module whose scope ``node`` is in."""
+    parent = node.parent
+    while parent is not None and parent.type not in ("funcdef", "classdef", "file_input", "lambdef"):
+        parent = parent.parent
+    return parent
+
+
+def unwrap_parens(node):
+    """``((x))`` -> ``x`` (a parenthesised tuple display stays as it is)."""
+    while node.type == "atom" and node.children[0] == "(" and len(node.children) == 3 and node.children[1].type != "testlist_comp":
+        node = node.children[1]
+    return node
+
+
+def is_within(outer, node) -> bool:
+    """Whether ``node`` is ``outer`` or lies inside it."""
+    while node is not None:
+        if node is outer:
+            return True
+        node = node.parent
+    return False
+
+
 def iter_scope_nodes(node) -> Iterator:
     """Every node below ``node`` (depth first)."""
     stack = [node]
@@ -400,30 +424,20 @@ class Program:
     def calls_of(self, name: str) -> list:
         """Call expressions ``name(...)`` whose callee is exactly the bare name (found by ``str.find``)."""
         found = []
-        text = self.text
-        start = text.find(name)
-        while start != -1:
-            end = start + len(name)
-            if (start == 0 or not _is_ident_char(text[start - 1])) and (end == len(text) or not _is_ident_char(text[end])):
-                pos = self.index.position(start)
-                # One column into the name: at a leaf boundary parso returns the leaf that ends there.
-                leaf = self.module.get_leaf_for_position((pos.line + 1, pos.column + 1))
-                parent = leaf.parent if leaf is not None and leaf.type == "name" else None
-                if (parent is not None and parent.type in ("power", "atom_expr") and parent.children[0] is leaf
-                        and len(parent.children) == 2 and parent.children[1].type == "trailer"
-                        and parent.children[1].children[0] == "("):
-                    found.append(parent)
-                elif (parent is not None and parent.type in ("power", "atom_expr") and parent.children[0] is leaf
-                        and parent.children[1].type == "trailer" and parent.children[1].children[0] == "("):
-                    # ``Cls(...)(x)``: the instantiation is the first trailer; view it as its own call.
-                    found.append(_CallView(parent.type, parent.children[:2], parent))
-            start = text.find(name, end)
+        for start in self.word_offsets(name):
+            pos = self.index.position(start)
+            # One column into the name: at a leaf boundary parso returns the leaf that ends there.
+            leaf = self.module.get_leaf_for_position((pos.line + 1, pos.column + 1))
+            parent = leaf.parent if leaf is not None and leaf.type == "name" else None
+            if (parent is None or parent.type not in ("power", "atom_expr") or parent.children[0] is not leaf
+                    or parent.children[1].type != "trailer" or parent.children[1].children[0] != "("):
+                continue
+            # ``Cls(...)(x)``: the instantiation is the first trailer; view it as its own call.
+            found.append(parent if len(parent.children) == 2 else _CallView(parent.type, parent.children[:2], parent))
         return found
 
-    def nodes_matching(self, word: str, types: tuple[str, ...]) -> list:
-        """For each occurrence of the identifier ``word`` in the text, the outermost enclosing node of one of
-        ``types`` around it (deduplicated, in text order). Lets rules that look for a rare name (``Custom``,
-        ``set_context``, ``bprop_debug``) skip walking the whole tree: ``str.find`` costs next to nothing."""
+    def word_offsets(self, word: str) -> list[int]:
+        """Text offsets where the identifier ``word`` stands (not inside a longer identifier)."""
         offsets = []
         text = self.text
         start = text.find(word)
@@ -432,7 +446,13 @@ class Program:
             if (start == 0 or not _is_ident_char(text[start - 1])) and (end == len(text) or not _is_ident_char(text[end])):
                 offsets.append(start)
             start = text.find(word, end)
-        return self.nodes_at(offsets, types)
+        return offsets
+
+    def nodes_matching(self, word: str, types: tuple[str, ...]) -> list:
+        """For each occurrence of the identifier ``word`` in the text, the outermost enclosing node of one of
+        ``types`` around it (deduplicated, in text order). Lets rules that look for a rare name (``Custom``,
+        ``set_context``, ``bprop_debug``) skip walking the whole tree: ``str.find`` costs next to nothing."""
+        return self.nodes_at(self.word_offsets(word), types)
 
     def nodes_at(self, offsets: list[int], types: tuple[str, ...]) -> list:
         """``nodes_matching`` for occurrences already found (text offsets, in order)."""

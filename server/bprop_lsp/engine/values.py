@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .program import JIT_NAMES, Function, Program, call_arguments, call_of, dotted
+from .program import (JIT_NAMES, Function, Program, _decorators_of, call_arguments, call_of, dotted, is_within, scope_of,
+                      unwrap_parens)
 
 _MAX_DEPTH = 8
 # Oldest Python MindSpore 2.10 supports: `sys.version_info >= (3, N)` is known True up to it.
@@ -38,12 +39,12 @@ def resolve_function(program: Program, expr, *, class_members: dict | None = Non
     expression sits in (a class body's names come first, then the enclosing scopes, then the module)."""
     if expr is None or depth > _MAX_DEPTH:
         return None
-    expr = _unwrap_parens(expr)
+    expr = unwrap_parens(expr)
     t = expr.type
     if t == "lambdef":
         return Resolved(Function(expr, "<lambda>"))
     if t == "funcdef":
-        return Resolved(Function(expr, expr.name.value, decorators=_decorators(expr)))
+        return Resolved(Function(expr, expr.name.value, decorators=_decorators_of(expr)))
     if t == "name":
         return _resolve_name(program, expr, class_members, depth)
     call = call_of(expr) if t in ("power", "atom_expr") else None
@@ -83,17 +84,17 @@ def _resolve_name(program: Program, name_node, class_members: dict | None, depth
             return resolve_function(program, member.value, class_members=class_members, depth=depth + 1)
         return None
     # Enclosing function scopes (closures), innermost first, then the module.
-    scope = _scope_of(name_node)
+    scope = scope_of(name_node)
     while scope is not None:
         if scope.type == "classdef":
-            scope = _scope_of(scope)
+            scope = scope_of(scope)
             continue  # a class body is not visible from the functions inside it
         found = _bound_in_scope(program, scope, name, name_node, depth)
         if found is not _NOT_BOUND:
             return found
         if scope.type == "file_input":
             break
-        scope = _scope_of(scope)
+        scope = scope_of(scope)
     return None
 
 
@@ -103,8 +104,8 @@ _NOT_BOUND = object()
 def _bound_in_scope(program: Program, scope, name: str, use, depth: int):
     """The function ``name`` denotes in ``scope`` (its defs and single assignments), None when bound to something
     unknown or more than once, _NOT_BOUND when the scope does not bind it."""
-    defs = [f for f in program.functions.get(name, []) if _scope_of(f.node) is scope]
-    values = [v for v in program.assignments.get(name, []) if _scope_of(v) is scope]
+    defs = [f for f in program.functions.get(name, []) if scope_of(f.node) is scope]
+    values = [v for v in program.assignments.get(name, []) if scope_of(v) is scope]
     imported = scope.type == "file_input" and name in program.imports
     if not defs and not values and not imported:
         return _NOT_BOUND
@@ -116,7 +117,7 @@ def _bound_in_scope(program: Program, scope, name: str, use, depth: int):
             return None
         return Resolved(Function(fn.node, fn.name, decorators=fn.decorators))
     value = values[0]
-    if value is use or _contains(value, use):
+    if value is use or is_within(value, use):
         return None
     return resolve_function(program, value, depth=depth + 1)
 
@@ -128,11 +129,11 @@ def _factory_result(program: Program, factory: Function, depth: int) -> Resolved
     results = []
     for node in iter_own_nodes(factory.node):
         if node.type == "return_stmt" and len(node.children) == 2:
-            value = _unwrap_parens(node.children[1])
+            value = unwrap_parens(node.children[1])
             if value.type == "lambdef":
                 results.append(Resolved(Function(value, "<lambda>")))
             elif value.type == "name":
-                inner = [f for f in program.functions.get(value.value, []) if _scope_of(f.node) is factory.node]
+                inner = [f for f in program.functions.get(value.value, []) if scope_of(f.node) is factory.node]
                 if len(inner) != 1:
                     return None
                 results.append(Resolved(Function(inner[0].node, inner[0].name, decorators=inner[0].decorators)))
@@ -150,7 +151,7 @@ def const_truth(program: Program, expr, depth: int = 0):
     """True/False when the condition's value is known without running the program, else None."""
     if expr is None or depth > _MAX_DEPTH:
         return None
-    expr = _unwrap_parens(expr)
+    expr = unwrap_parens(expr)
     t = expr.type
     if t == "keyword":
         return {"True": True, "False": False, "None": False}.get(expr.value)
@@ -160,7 +161,12 @@ def const_truth(program: Program, expr, depth: int = 0):
         except ValueError:
             return None
     if t == "string":
-        return None
+        import ast
+
+        try:
+            return bool(ast.literal_eval(expr.value))
+        except (ValueError, SyntaxError):
+            return None
     if t == "not_test":
         inner = const_truth(program, expr.children[1], depth + 1)
         return None if inner is None else not inner
@@ -182,8 +188,8 @@ def const_truth(program: Program, expr, depth: int = 0):
         if t == "name":
             values = program.assignments.get(text, [])
             defs = program.functions.get(text, [])
-            if len(values) == 1 and not defs and _scope_of(values[0]).type == "file_input" and text not in program.imports:
-                value = _unwrap_parens(values[0])
+            if len(values) == 1 and not defs and scope_of(values[0]).type == "file_input" and text not in program.imports:
+                value = unwrap_parens(values[0])
                 if value.type in ("keyword", "number"):
                     return const_truth(program, value, depth + 1)
         return None
@@ -203,7 +209,7 @@ def const_truth(program: Program, expr, depth: int = 0):
 
 
 def _int_tuple(node):
-    node = _unwrap_parens(node)
+    node = unwrap_parens(node)
     if node.type == "atom" and node.children[0] == "(" and len(node.children) == 3:
         inner = node.children[1]
         items = [c for c in inner.children if c != ","] if inner.type == "testlist_comp" else [inner]
@@ -213,40 +219,10 @@ def _int_tuple(node):
 
 
 # ----------------------------------------------------------------------------------------------- helpers
-def _unwrap_parens(node):
-    while node.type == "atom" and node.children[0] == "(" and len(node.children) == 3 and node.children[1].type != "testlist_comp":
-        node = node.children[1]
-    return node
-
-
-def _scope_of(node):
-    parent = node.parent
-    while parent is not None and parent.type not in ("funcdef", "classdef", "file_input", "lambdef"):
-        parent = parent.parent
-    return parent
-
-
-def _decorators(funcdef) -> list:
-    parent = funcdef.parent
-    if parent is not None and parent.type == "decorated":
-        dec = parent.children[0]
-        return list(dec.children) if dec.type == "decorators" else [dec]
-    return []
-
-
-def _contains(node, inner) -> bool:
-    n = inner
-    while n is not None:
-        if n is node:
-            return True
-        n = n.parent
-    return False
-
-
 def _binding_reaches(def_node, use) -> bool:
     """A ``def`` binds its name from where it stands: a use inside the same scope's code above it (at class-body
     or module execution time) sees no binding. Uses inside functions run later, so any position works."""
-    use_scope = _scope_of(use)
-    if use_scope is _scope_of(def_node) and use.start_pos < def_node.start_pos:
+    use_scope = scope_of(use)
+    if use_scope is scope_of(def_node) and use.start_pos < def_node.start_pos:
         return False
     return True

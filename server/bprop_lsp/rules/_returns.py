@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..engine.program import Function, iter_own_nodes
+from ..engine.program import Function, is_within, iter_own_nodes, scope_of, unwrap_parens
 
 ARITH = {"arith_expr", "term", "factor", "power", "shift_expr", "and_expr", "xor_expr", "expr"}
 
@@ -43,12 +43,6 @@ class Returns:
     falls_through: bool = False
     # The ``if`` conditions on the way to that end, when it does (for the message).
     fall_conditions: tuple = ()
-
-
-def _unwrap_parens(node):
-    while node.type == "atom" and node.children[0] == "(" and len(node.children) == 3 and node.children[1].type != "testlist_comp":
-        node = node.children[1]
-    return node
 
 
 def _elements(node):
@@ -90,7 +84,7 @@ def classify(node, fn: Function, assignments: dict, depth: int = 0, program=None
         return Shape("none")
     if depth > _MAX_DEPTH:
         return Shape("unknown", node=node)
-    node = _unwrap_parens(node)
+    node = unwrap_parens(node)
     t = node.type
     if t == "keyword" and node.value == "None":
         return Shape("none", node=node)
@@ -118,7 +112,7 @@ def classify(node, fn: Function, assignments: dict, depth: int = 0, program=None
         return Shape("value", node=node)
     if t == "name":
         values = [v for v in assignments.get(node.value, ()) if v is not AUGMENTED]
-        if values and len(values) == 1 and values[0] is not None and not _contains(values[0], node):
+        if values and len(values) == 1 and values[0] is not None and not is_within(values[0], node):
             inner = classify(values[0], fn, assignments, depth + 1, program)
             inner.via_name = node
             if inner.kind in ("tuple", "list", "value", "dict", "none"):
@@ -139,7 +133,7 @@ def classify(node, fn: Function, assignments: dict, depth: int = 0, program=None
     if t == "term" and len(node.children) == 3 and node.children[1] == "*":
         left, right = (classify(c, fn, assignments, depth + 1, program) for c in node.children[::2])
         for seq, count in ((left, node.children[2]), (right, node.children[0])):
-            count = _unwrap_parens(count)
+            count = unwrap_parens(count)
             if seq.kind == "tuple" and count.type == "number" and count.value.isdigit():
                 return Shape("tuple", node=node, computed=True, n=seq.length * int(count.value))
     if t == "test" and len(node.children) == 5 and node.children[1] == "if":
@@ -168,7 +162,7 @@ def _classify_call(node, fn: Function, assignments: dict, depth: int, program) -
     callee, trailer = call
     positional, keywords, has_star = call_arguments(trailer)
     if callee == "tuple" and len(positional) == 1 and not keywords and not has_star:
-        arg = _unwrap_parens(positional[0])
+        arg = unwrap_parens(positional[0])
         inner = classify(arg, fn, assignments, depth + 1, program)
         if inner.kind in ("tuple", "list") and not _mutated(fn, arg):
             return Shape("tuple", node=node, computed=True, n=inner.length)
@@ -212,11 +206,9 @@ class _View:
 def _called_function(program, fn: Function, node, callee: str | None):
     """The function of this file a call runs: a module-level (or enclosing) ``def`` called by name, a method
     called as ``self.m(...)``, or the parent's bprop called as ``super().bprop(...)``."""
-    from ..engine.program import dotted
-
     children = node.children
     if callee and "." not in callee:
-        candidates = [f for f in program.functions.get(callee, []) if _scope_type(f.node) != "classdef"]
+        candidates = [f for f in program.functions.get(callee, []) if (scope_of(f.node) is None or scope_of(f.node).type != "classdef")]
         if len(candidates) == 1 and not program.assignments.get(callee) and callee not in program.imports:
             return candidates[0]
         return None
@@ -254,17 +246,10 @@ def _enclosing_class(program, fn: Function):
     return next((c for c in program.classes if c.node is node), None)
 
 
-def _scope_type(node) -> str:
-    parent = node.parent
-    while parent is not None and parent.type not in ("funcdef", "classdef", "file_input", "lambdef"):
-        parent = parent.parent
-    return parent.type if parent is not None else "file_input"
-
-
 def _comprehension_length(node, fn, assignments, depth, program) -> int | None:
     """``[f(g) for g in (a, b)]`` / ``(f(g) for g in grads)``: the length of the iterated display, when the
     comprehension has one ``for`` and no ``if``."""
-    node = _unwrap_parens(node)
+    node = unwrap_parens(node)
     inner = None
     if node.type == "atom" and node.children[0] in ("[", "(") and len(node.children) == 3:
         inner = node.children[1]
@@ -330,15 +315,6 @@ def _top_level(stmt, fn: Function) -> bool:
     return True
 
 
-def _contains(node, inner) -> bool:
-    n = inner
-    while n is not None:
-        if n is node:
-            return True
-        n = n.parent
-    return False
-
-
 def _is_arith(node, fn, assignments, depth: int = 0, program=None) -> bool:
     """An arithmetic expression on names/numbers/attribute reads: it yields a Tensor or a number,
     unless an operand is a sequence (then it might be tuple repetition/concatenation)."""
@@ -347,10 +323,10 @@ def _is_arith(node, fn, assignments, depth: int = 0, program=None) -> bool:
     for child in node.children:
         if child.type == "operator":
             continue
-        c = _unwrap_parens(child)
+        c = unwrap_parens(child)
         if c.type in ("number", "name"):
             if c.type == "name" and c.value in assignments and len(assignments[c.value]) == 1 \
-                    and assignments[c.value][0] is not None and not _contains(assignments[c.value][0], c):
+                    and assignments[c.value][0] is not None and not is_within(assignments[c.value][0], c):
                 inner = classify(assignments[c.value][0], fn, assignments, depth + 1, program)
                 if inner.kind in ("tuple", "list", "unknown"):
                     if inner.kind != "unknown":

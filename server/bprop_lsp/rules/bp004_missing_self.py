@@ -4,7 +4,7 @@ from __future__ import annotations
 from ..engine.context import Context
 from ..engine.model import Fix
 from ..engine.param_edits import insert_after
-from .base import BOTH, GRAPH, PYNATIVE, Draft, Invalid, Rule, Valid
+from .base import PYNATIVE, Draft, Invalid, Rule, Valid
 from ._signature import construct_related, def_span, view
 
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from ..engine.context import Context
 from ..engine.program import dotted
+from ..engine.values import const_truth
 from ..engine.model import Edit, Fix
 from .base import example, NEVER, BOTH, GRAPH, Draft, Invalid, Rule, Valid
 from ._returns import anchor_span, cell_subjects, restrict, return_related, returns_of
@@ -172,7 +173,7 @@ def _fall_through_taken(ctx, subject, conditions) -> bool | None:
             return None
         truths = []
         for v in values:
-            truth = _literal_truth(v)
+            truth = const_truth(ctx.program, v)
             if truth is None:
                 return None
             truths.append(truth != negated)
@@ -180,16 +181,3 @@ def _fall_through_taken(ctx, subject, conditions) -> bool | None:
     # One instance per call: the end is reached when all conditions are false for that instance.
     reached = [not any(t[i] for t in per_condition) for i in range(len(per_condition[0]))]
     return any(reached)
-
-
-def _literal_truth(node):
-    if node.type == "keyword":
-        return {"True": True, "False": False, "None": False}.get(node.value)
-    if node.type == "number":
-        try:
-            return bool(complex(node.value.replace("_", "")))
-        except ValueError:
-            return None
-    if node.type == "string":
-        return len(node.value.strip("\"'rbuRBU")) > 0
-    return None

@@ -5,7 +5,7 @@ from ..engine.context import Context
 from ..engine.model import Related
 from ..engine.program import iter_own_nodes
 from .base import example, NEVER, Draft, Invalid, Rule, Valid
-from ._parameters import parameter_attrs, sets_internal_params, trainable_parameter_attrs
+from ._parameters import sets_internal_params, trainable_parameter_attrs
 from ._returns import anchor_span, returns_of
 from ._signature import view
 

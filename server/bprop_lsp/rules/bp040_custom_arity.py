@@ -86,7 +86,7 @@ class CustomArity(Rule):
         for prim, getter, inner in getter_sites(p):
             if prim.name in builtin_ops() or inner is None or inner.name_node is None:
                 continue  # a built-in's Python bprop is never called: BP044
-            n = _primitive_inputs(p, prim)
+            n = ctx.primitive_inputs(prim)
             if n is None:
                 continue
             sig = Signature(inner, skip_self=False)
@@ -134,14 +134,3 @@ class CustomArity(Rule):
                         fails_in=BOTH, fix=fix,
                         related=(Related(p.span(op.call), "the ops.Custom that uses it"),),
                         noqa_line=fn.def_line)
-
-
-def _primitive_inputs(p, prim) -> int | None:
-    """A Primitive's input count, read from its infer_shape/infer_dtype signature."""
-    for name in ("infer_shape", "infer_dtype", "infer_value"):
-        member = p.lookup(prim, name)
-        if member is not None and member.function is not None:
-            sig = Signature(member.function, skip_self=True)
-            if sig.vararg is None and sig.varkw is None:
-                return len(sig.positional)
-    return None
