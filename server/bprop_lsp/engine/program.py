@@ -291,20 +291,14 @@ def callee_of(node):
     if len(children) == 1:
         return children[0]
     # Rebuild a light-weight view: dotted() only reads .type/.children.
-    return _View(node.type, children)
+    return NodeView(node.type, children)
 
 
 @dataclass
-class _CallView:
-    """A call that is the head of a longer expression (``Cls(a)(x)`` → ``Cls(a)``): what call_of reads."""
+class NodeView:
+    """Some of a node's children seen as a node of its type: what ``dotted``/``call_of`` read (``.type``,
+    ``.children``). ``a.b(x)`` without its call is ``a.b``; ``Cls(a)(x)`` without the last call is ``Cls(a)``."""
 
-    type: str
-    children: list
-    whole: object = None
-
-
-@dataclass
-class _View:
     type: str
     children: list
 
@@ -433,7 +427,7 @@ class Program:
                     or parent.children[1].type != "trailer" or parent.children[1].children[0] != "("):
                 continue
             # ``Cls(...)(x)``: the instantiation is the first trailer; view it as its own call.
-            found.append(parent if len(parent.children) == 2 else _CallView(parent.type, parent.children[:2], parent))
+            found.append(parent if len(parent.children) == 2 else NodeView(parent.type, parent.children[:2]))
         return found
 
     def word_offsets(self, word: str) -> list[int]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..engine.program import Function, is_within, iter_own_nodes, scope_of, unwrap_parens
+from ..engine.program import Function, NodeView, is_within, iter_own_nodes, scope_of, unwrap_parens
 
 ARITH = {"arith_expr", "term", "factor", "power", "shift_expr", "and_expr", "xor_expr", "expr"}
 
@@ -191,16 +191,10 @@ def _classify_call(node, fn: Function, assignments: dict, depth: int, program) -
     # `P.Mul()(a, b)`: a Primitive instance called.
     head = node.children[:-1]
     if len(head) >= 2 and head[-1].type == "trailer" and head[-1].children[0] == "(":
-        name = dotted(_View(node.type, head[:-1])) if len(head) > 2 else (head[0].value if head[0].type == "name" else None)
+        name = dotted(NodeView(node.type, head[:-1])) if len(head) > 2 else (head[0].value if head[0].type == "name" else None)
         if name and name.rsplit(".", 1)[-1] in SINGLE_TENSOR_CALLS and name.rsplit(".", 1)[-1][:1].isupper():
             return Shape("value", node=node)
     return Shape("unknown", node=node)
-
-
-@dataclass
-class _View:
-    type: str
-    children: list
 
 
 def _called_function(program, fn: Function, node, callee: str | None):
