@@ -328,3 +328,14 @@ def test_set_context_at_the_start_of_a_line_is_read():
         "        return (args[-1],)\n"
     )
     assert _severities(code) == {"BP003": "error"}
+
+
+def test_names_bound_to_each_other_end_as_unknown():
+    """`a = b; b = a` handed to ops.Custom as bprop: resolution is bounded, no finding, no crash."""
+    code = (
+        "from mindspore import ops\n"
+        "a = b\n"
+        "b = a\n"
+        "op = ops.Custom(lambda x: x, out_shape=lambda s: s, out_dtype=lambda t: t, func_type='pyfunc', bprop=a)\n"
+    )
+    assert analyze(code).findings == []

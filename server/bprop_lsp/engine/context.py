@@ -528,16 +528,7 @@ class Context:
             return None, False
         parts = text.split(".")
         if len(parts) == 1:
-            candidates = p.functions.get(text, [])
-            enclosing = _enclosing_scopes(expr)
-            # Prefer a function defined in a scope enclosing the use (closures), then module level.
-            visible = [f for f in candidates if f.owner is None and scope_of(f.node) in enclosing]
-            if len(visible) >= 1:
-                return visible[-1], False
-            values = p.assignments.get(text, [])
-            if len(values) == 1 and values[0] is not expr:
-                return self.resolve_callable(values[0])
-            return None, False
+            return None, False  # a name: resolve_function follows it (bounded; rebound names are unknown)
         if len(parts) == 2 and parts[0] == "self":
             cls_node = expr.search_ancestor("classdef")
             cls = next((c for c in p.classes if c.node is cls_node), None)
@@ -590,15 +581,3 @@ def _is_python_literal(node) -> bool:
 
 def _is_none(node) -> bool:
     return node.type == "keyword" and node.value == "None"
-
-
-def _enclosing_scopes(node) -> list:
-    scopes = []
-    s = scope_of(node)
-    while s is not None:
-        if s.type != "classdef":  # a class body is not visible from its methods
-            scopes.append(s)
-        if s.type == "file_input":
-            break
-        s = scope_of(s)
-    return scopes
