@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from bprop_lsp.engine import Settings, Severity, analyze, apply_edits, fix_all
+from bprop_lsp.engine import DocumentSession, Settings, Severity, analyze, apply_edits, fix_all
 from bprop_lsp.engine.settings import merge
 
 SEED = ("from mindspore import nn\n"
@@ -119,12 +119,12 @@ def test_settings_merge_reports_bad_values():
 
 
 def test_incremental_parse_matches_a_fresh_parse():
-    key = "test://incremental"
+    session = DocumentSession("test://incremental")
     text = SEED
-    analyze(text, cache_key=key)
+    session.analyse(text)
     for edit in ["dout", ", dout", ""]:
         text2 = text.replace("out):", f"out{edit}):")
-        inc = analyze(text2, cache_key=key)
+        inc = session.analyse(text2)
         fresh = analyze(text2)
         assert [(f.code, f.span, f.message) for f in inc.findings] == [(f.code, f.span, f.message) for f in fresh.findings]
         text = text2
@@ -181,14 +181,14 @@ def test_incremental_trees_equal_fresh_parses_after_random_edits():
     import glob
     import random
 
-    from bprop_lsp.engine.parsing import forget, grammar, parse
+    from bprop_lsp.engine.parsing import ParsedDocument, grammar
 
     rnd = random.Random(7)
     files = sorted(glob.glob(str(__import__("pathlib").Path(__file__).parent / "fixtures/oracle/cases/*.py")))[::7]
     for i, path in enumerate(files):
-        key = f"test://splice/{i}"
+        doc = ParsedDocument()
         text = open(path, encoding="utf-8", newline="").read()
-        parse(text, key)
+        doc.parse(text)
         for _ in range(40):
             pos = rnd.randrange(len(text) + 1)
             ch = rnd.choice(["a", " ", "(", ")", ":", "#", "'", "1", "\t", "中", "😀", ",", "=", "\\", ""])
@@ -196,10 +196,9 @@ def test_incremental_trees_equal_fresh_parses_after_random_edits():
                 text = text[:pos] + text[pos + 1:]
             elif ch:
                 text = text[:pos] + ch + text[pos:]
-            tree = parse(text, key)
+            tree = doc.parse(text)
             assert tree.get_code() == text
             assert _tree_dump(tree) == _tree_dump(grammar().parse(text))
-        forget(key)
 
 
 def test_checking_many_fixes_stays_incremental():

@@ -10,7 +10,7 @@ import pytest
 from labelled import covers, expected_line, ids
 
 from bprop_lsp.engine import Severity, analyze, fix_all
-from bprop_lsp.engine.parsing import parse, syntax_errors
+from bprop_lsp.engine.parsing import parse_text, syntax_errors
 
 ORACLE = Path(__file__).parent / "fixtures" / "oracle"
 LABELS = json.loads((ORACLE / "labels.json").read_text(encoding="utf-8"))
@@ -69,7 +69,7 @@ def test_fix_reparses_and_rechecks_clean(case):
     text = read(case)
     fixed, applied = fix_all(text, include_unsafe=True)
     assert applied >= 1 and fixed != text
-    assert len(syntax_errors(parse(fixed))) == 0
+    assert len(syntax_errors(parse_text(fixed))) == 0
     assert [f for f in analyze(fixed).findings if f.code == case["rule"]] == []
     # Line endings are the file's own: a CRLF file stays CRLF.
     if "\r\n" in text:

@@ -66,3 +66,76 @@ def test_skeleton_for_a_cell_without_bprop_checks_clean():
     assert "    def bprop(self, a, b, out, dout):\n        return ops.zeros_like(a), ops.zeros_like(b)\n" in fixed
     assert [f.code for f in analyze(fixed).findings] == ["BP001"]  # only MulAdd's own mistake remains
     assert "${1:ops.zeros_like(a)}" in sk.text(snippet=True)
+
+
+# --------------------------------------------------------------------------------- parse state and fix checks
+def _dump(node):
+    out, stack = [], [node]
+    while stack:
+        n = stack.pop()
+        if hasattr(n, "children"):
+            out.append((n.type, n.start_pos, n.end_pos))
+            stack.extend(reversed(n.children))
+        else:
+            out.append((n.type, n.value, n.start_pos, n.prefix))
+    return out
+
+
+MANY = "from mindspore import nn\n# 中文注释 😀\n" + "".join(
+    f"class C{i}(nn.Cell):\n    def construct(self, x, y):\n        return x + y\n"
+    f"    def bprop(self, x, y, out):\n        return out, out\n\n" for i in range(12))
+
+
+def test_a_fork_is_the_fixed_texts_tree_and_leaves_the_documents_tree_alone():
+    from bprop_lsp.engine.parsing import ParsedDocument, grammar
+
+    doc = ParsedDocument()
+    module = doc.parse(MANY)
+    before, children = _dump(module), list(module.children)
+    fixed = MANY.replace("def bprop(self, x, y, out):", "def bprop(self, x, y, out, dout):", 3)
+    fork = doc.fork(MANY, fixed)
+    assert fork is not None and fork is not module
+    assert fork.get_code() == fixed and _dump(fork) == _dump(grammar().parse(fixed))
+    # The document's tree: the same nodes, unchanged; its unchanged statements are shared with the fork.
+    assert module.children == children and _dump(module) == before
+    assert sum(a is b for a, b in zip(fork.children, module.children)) == len(module.children) - 3
+    # Not a fork of another text, nor across a change of line count: the caller parses in full.
+    assert doc.fork(fixed, MANY) is None
+    assert doc.fork(MANY, MANY.replace("out):", "out,\n dout):", 1)) is None
+
+
+def test_fix_checks_fork_the_documents_tree_instead_of_parsing_the_file(monkeypatch):
+    from bprop_lsp.engine import analysis as analysis_module
+
+    session = DocumentSession("forks")
+    result = session.analyse(MANY, with_syntax_errors=True)
+    assert sum(f.fix is not None for f in result.findings) == 12
+    full_parses = []
+    real = analysis_module.parse_text
+    monkeypatch.setattr(analysis_module, "parse_text", lambda text: full_parses.append(text) or real(text))
+    tree = session._doc.module
+    checked = session.verify(result)
+    assert full_parses == []  # every fixed text (the batch, then each fix) was a fork
+    assert all(f.fix is not None for f in checked.findings)
+    assert session._doc.module is tree and tree.get_code() == MANY
+    # And the same verdicts as checks on full parses.
+    assert checked.findings == analysis_module.verified_findings(result.findings, MANY, Settings())
+    assert full_parses
+
+
+def test_no_engine_module_keeps_parse_state():
+    """Parse state lives in a session's ParsedDocument: no engine module has a module-level dict, list or set
+    (but the log-once record of failing rules: a process-wide logging concern, not parse state)."""
+    import importlib
+    import pkgutil
+
+    import bprop_lsp.engine as engine
+
+    offenders = []
+    for info in pkgutil.iter_modules(engine.__path__):
+        module = importlib.import_module(f"bprop_lsp.engine.{info.name}")
+        for name, value in vars(module).items():
+            if isinstance(value, (dict, list, set)) and not name.startswith("__") and not name.isupper() \
+                    and not name.lstrip("_").isupper() and name != "_reported_rule_failures":
+                offenders.append(f"{info.name}.{name}")
+    assert offenders == []

@@ -17,5 +17,13 @@ from .text import LineIndex, apply_edits
 
 __all__ = [
     "Analysis", "Applicability", "BpropInfo", "DocumentSession", "Edit", "Hint", "Skeleton", "Finding", "Fix", "LineIndex", "Position",
-    "Related", "Settings", "Severity", "Span", "analyze", "apply_edits", "apply_fix", "fix_all",
+    "Related", "Settings", "Severity", "Span", "analyze", "apply_edits", "apply_fix", "fix_all", "warm_up",
 ]
+
+
+def warm_up() -> None:
+    """Load what the first analysis needs (the rules, parso's grammar) ahead of it."""
+    from ..rules import ALL_RULES  # noqa: F401
+    from .parsing import grammar
+
+    grammar()

@@ -5,14 +5,13 @@ file runs in), applies ``# noqa``, and re-checks every fix before offering it.
 """
 from __future__ import annotations
 
-import itertools
 import logging
 import re
 from dataclasses import dataclass, field, replace
 
 from .context import Context, Signature
 from .model import Finding, Fix, Position, Severity, Span
-from .parsing import forget, parse, syntax_errors
+from .parsing import ParsedDocument, parse_text, syntax_errors
 from .program import Program
 from .settings import Settings
 from .text import apply_edits
@@ -101,44 +100,46 @@ class Analysis:
     fixes_verified: bool = True
 
 
-def analyze(text: str, settings: Settings = Settings(), *, cache_key: str | None = None, verify_fixes: bool = True,
+def analyze(text: str, settings: Settings = Settings(), *, verify_fixes: bool = True,
             with_syntax_errors: bool = True, with_skeletons: bool = False) -> Analysis:
-    """Analyse ``text``. ``cache_key`` enables parso's incremental re-parse across calls (the server).
+    """Analyse ``text`` once (the CLI; an editor keeps a ``DocumentSession`` per document instead).
 
     ``with_syntax_errors=False`` skips parso's error finder (a third of a keystroke's cost in a large file);
     ``Analysis.syntax_errors`` is then None and ``count_syntax_errors`` gives the number when a fix is checked.
     """
+    return analyze_document(ParsedDocument(), text, settings, verify_fixes=verify_fixes,
+                            with_syntax_errors=with_syntax_errors, with_skeletons=with_skeletons)
+
+
+def analyze_document(doc: ParsedDocument, text: str, settings: Settings = Settings(), *, verify_fixes: bool = True,
+                     with_syntax_errors: bool = True, with_skeletons: bool = False) -> Analysis:
+    """Analyse ``text``, the current text of the document whose parse state is ``doc`` (re-parsed incrementally)."""
     if "bprop" not in text and not (with_skeletons and "construct" in text):
         # Every rule is about a custom bprop, bprop_getters or bprop_debug: nothing to find.
         return Analysis()
-    # Checking fixes re-parses the text with each fix applied: through a (private) cache key each of those
-    # parses is a small incremental one instead of a full parse per fix.
-    key = cache_key if cache_key is not None or not verify_fixes else f"\x01analyze:{next(_private_keys)}"
-    try:
-        module = parse(text, key)
-        analysis = _analyze_module(module, text, settings, with_syntax_errors or verify_fixes,
-                                   with_skeletons=with_skeletons)
-        if verify_fixes:
-            _verify_fixes(analysis, text, settings, key)
-    finally:
-        if key is not cache_key:
-            forget(key)
+    module = doc.parse(text)
+    analysis = _analyze_module(module, text, settings, with_syntax_errors or verify_fixes,
+                               with_skeletons=with_skeletons, doc=doc)
+    if verify_fixes:
+        _verify_fixes(analysis, text, settings, doc)
     return analysis
 
 
-_private_keys = itertools.count()
-
-
-def count_syntax_errors(text: str, cache_key: str | None = None) -> int:
-    """How many syntax errors parso finds in ``text`` (the baseline a fix must not make worse)."""
-    return len(_syntax_errors(parse(text, cache_key)))
+def count_syntax_errors(text: str, doc: ParsedDocument | None = None) -> int:
+    """How many syntax errors parso finds in ``text`` (the baseline a fix must not make worse); with ``doc``,
+    ``text`` is that document's current text and its parse state is used."""
+    if doc is None:
+        return len(_syntax_errors(parse_text(text)))
+    return len(_syntax_errors(doc.parse(text), doc))
 
 
 def _analyze_module(module, text: str, settings: Settings, with_syntax_errors: bool = True,
-                    want_fixes: bool = True, with_skeletons: bool = False) -> Analysis:
+                    want_fixes: bool = True, with_skeletons: bool = False, *, doc: ParsedDocument | None = None,
+                    fork: bool = False) -> Analysis:
+    """The findings of ``module``: a one-off tree, ``doc``'s tree, or (``fork``) a fix's tree forked from it."""
     from ..rules import ALL_RULES
 
-    program = Program(module, text)
+    program = Program(module, text, doc.statements if doc is not None else None, update_statements=not fork)
     ctx = Context(program, settings)
     ctx.want_fixes = want_fixes
     evidence = _mode_evidence(ctx, settings)
@@ -180,7 +181,8 @@ def _analyze_module(module, text: str, settings: Settings, with_syntax_errors: b
     findings.sort(key=Finding.sort_key)
     errors = None
     if with_syntax_errors:
-        errors = [(program.span(err.start_pos, err.end_pos), err.message) for err in _syntax_errors(module)]
+        errors = [(program.span(err.start_pos, err.end_pos), err.message)
+                  for err in _syntax_errors(module, doc, None if not fork else text)]
     return Analysis(findings=findings, bprops=_bprop_infos(ctx) if want_fixes else [], syntax_errors=errors,
                     skeletons=_skeletons(ctx) if with_skeletons else [])
 
@@ -205,11 +207,12 @@ def _drafts_of(rule, ctx: Context) -> list:
 _reported_rule_failures: set[tuple[str, str]] = set()
 
 
-def _syntax_errors(module) -> list:
-    """parso's syntax errors; none when parso's error finder itself fails (a form feed in a comment before an
+def _syntax_errors(module, doc: ParsedDocument | None = None, text: str | None = None) -> list:
+    """parso's syntax errors (through ``doc``'s per-statement cache when the tree is the document's, or forked from
+    it with ``text``); none when parso's error finder itself fails (a form feed in a comment before an
     unexpected indent crashes its prefix splitter), so that the findings are still reported."""
     try:
-        return syntax_errors(module)
+        return syntax_errors(module) if doc is None else doc.syntax_errors(module, text)
     except Exception:  # noqa: BLE001 - a parso bug must not cost the user their diagnostics
         _log.debug("parso's error finder failed; reporting no syntax errors", exc_info=True)
         return []
@@ -457,28 +460,29 @@ def _has_self(fn) -> bool:
 
 
 # ----------------------------------------------------------------------------- fix checking
-def _verify_fixes(analysis: Analysis, text: str, settings: Settings, cache_key: str | None) -> None:
+def _verify_fixes(analysis: Analysis, text: str, settings: Settings, doc: ParsedDocument | None) -> None:
     """Keep a fix only if the fixed text re-parses no worse and the finding is gone on re-check."""
     base_errors = len(analysis.syntax_errors) if analysis.syntax_errors is not None else None
-    analysis.findings = verified_findings(analysis.findings, text, settings, cache_key, base_errors=base_errors,
+    analysis.findings = verified_findings(analysis.findings, text, settings, doc, base_errors=base_errors,
                                           rejected=analysis.rejected_fixes)
 
 
-def verified_findings(findings: list[Finding], text: str, settings: Settings, cache_key: str | None = None, *,
+def verified_findings(findings: list[Finding], text: str, settings: Settings, doc: ParsedDocument | None = None, *,
                       base_errors: int | None = None, stale=None, rejected: list | None = None) -> list[Finding] | None:
     """``findings`` with every fix that does not pass ``check_fix`` removed (the finding itself stays).
 
+    ``doc``: the parse state whose current text is ``text`` (fixed texts are parsed as forks of its tree).
     ``stale()`` is asked before each check: when it turns true the work stops and None is returned (the server
     drops checks of a document version that is no longer current). Rejected fixes are appended to ``rejected``.
     """
     if base_errors is None:
-        base_errors = count_syntax_errors(text, cache_key)
+        base_errors = count_syntax_errors(text, doc)
     # Many fixes in one file: check them all in one re-parse and one re-analysis first (linear in the findings);
     # only those that batch does not clear are checked one by one.
     fixable = [f for f in findings if f.fix is not None]
     cleared: set[int] = set()
     if len(fixable) >= _BATCH_MIN and not (stale is not None and stale()):
-        cleared = _batch_cleared(text, fixable, settings, base_errors)
+        cleared = _batch_cleared(text, fixable, settings, base_errors, doc)
     out: list[Finding] = []
     for finding in findings:
         if finding.fix is None or id(finding) in cleared:
@@ -486,7 +490,7 @@ def verified_findings(findings: list[Finding], text: str, settings: Settings, ca
             continue
         if stale is not None and stale():
             return None
-        reason = check_fix(text, finding, settings, base_errors, cache_key)
+        reason = check_fix(text, finding, settings, base_errors, doc)
         if reason is None:
             out.append(finding)
             continue
@@ -499,7 +503,18 @@ def verified_findings(findings: list[Finding], text: str, settings: Settings, ca
 _BATCH_MIN = 4
 
 
-def _batch_cleared(text: str, fixable: list[Finding], settings: Settings, base_errors: int) -> set[int]:
+def _parse_fixed(text: str, fixed: str, doc: ParsedDocument | None):
+    """The tree of ``fixed`` (``text`` with a fix applied) and whether it is a fork of ``doc``'s tree: the fix's
+    statements parsed afresh, the rest shared read-only; a full parse when that is not possible."""
+    if doc is not None:
+        module = doc.fork(text, fixed)
+        if module is not None:
+            return module, True
+    return parse_text(fixed), False
+
+
+def _batch_cleared(text: str, fixable: list[Finding], settings: Settings, base_errors: int,
+                   doc: ParsedDocument | None = None) -> set[int]:
     """ids of the findings whose fix is sound when every fix is applied at once: the text with all of them parses
     no worse, and each finding is gone at its (shifted) place. Empty when the fixes overlap or the combined text
     does not parse (then each is checked on its own)."""
@@ -513,14 +528,11 @@ def _batch_cleared(text: str, fixable: list[Finding], settings: Settings, base_e
     except ValueError:
         return set()
     try:
-        module = parse(fixed, None)
-        if len(_syntax_errors(module)) > base_errors:
-            return set()
-        codes = tuple(sorted({f.code for f in fixable}))
-        after = _analyze_module(module, fixed, replace(settings, select=codes, ignore=()), with_syntax_errors=False,
-                                want_fixes=False)
+        after = _recheck(text, fixed, settings, tuple(sorted({f.code for f in fixable})), base_errors, doc)
     except Exception:  # noqa: BLE001 - the batch is an optimisation: on any trouble, check one by one
         _log.debug("batch fix check failed; checking one by one", exc_info=True)
+        return set()
+    if after is None:
         return set()
     everything = Fix("all fixes", tuple(edits))
     cleared = set()
@@ -530,7 +542,22 @@ def _batch_cleared(text: str, fixable: list[Finding], settings: Settings, base_e
     return cleared
 
 
-def check_fix(text: str, finding: Finding, settings: Settings, base_errors: int, cache_key: str | None = None) -> str | None:
+def _recheck(text: str, fixed: str, settings: Settings, codes: tuple[str, ...], base_errors: int,
+             doc: ParsedDocument | None) -> Analysis | None:
+    """The findings of ``codes`` in ``fixed``, without fixes; None when ``fixed`` has more syntax errors than
+    ``base_errors``."""
+    module, forked = _parse_fixed(text, fixed, doc)
+    if len(_syntax_errors(module, doc if forked else None, fixed)) > base_errors:
+        return None
+    # Re-check with the findings' own rules only, and without building fixes: that is what "the finding is
+    # gone" needs, and it keeps checking many fixes in one file from costing a full analysis each.
+    only = replace(settings, select=codes, ignore=())
+    return _analyze_module(module, fixed, only, with_syntax_errors=False, want_fixes=False,
+                           doc=doc if forked else None, fork=forked)
+
+
+def check_fix(text: str, finding: Finding, settings: Settings, base_errors: int,
+              doc: ParsedDocument | None = None) -> str | None:
     """None if ``finding.fix`` is sound, else why not."""
     fix = finding.fix
     assert fix is not None
@@ -538,25 +565,13 @@ def check_fix(text: str, finding: Finding, settings: Settings, base_errors: int,
         fixed = apply_edits(text, fix.edits)
     except ValueError as exc:
         return f"edits overlap: {exc}"
-    key = None if cache_key is None else cache_key + "\x00fix"
-    try:
-        module = parse(fixed, key)
-        errors = len(_syntax_errors(module))
-        if errors > base_errors:
-            return "the fixed text does not parse"
-        # Re-check with the finding's own rule only, and without building fixes: that is what "the finding is
-        # gone" needs, and it keeps checking many fixes in one file from costing a full analysis each.
-        only = replace(settings, select=(finding.code,), ignore=())
-        after = _analyze_module(module, fixed, only, with_syntax_errors=False, want_fixes=False)
-        # The finding's line may have moved if the fix inserted lines above it.
-        same = [f for f in after.findings if f.code == finding.code and _same_place(f, finding, fix)]
-        if same:
-            return "the finding is still reported after the fix"
-        return None
-    finally:
-        if key is not None:
-            # Back to the document's text (a splice of the one statement): the next check is again one change.
-            parse(text, key)
+    after = _recheck(text, fixed, settings, (finding.code,), base_errors, doc)
+    if after is None:
+        return "the fixed text does not parse"
+    # The finding's line may have moved if the fix inserted lines above it.
+    if any(f.code == finding.code and _same_place(f, finding, fix) for f in after.findings):
+        return "the finding is still reported after the fix"
+    return None
 
 
 def _same_place(after: Finding, before: Finding, fix: Fix) -> bool:

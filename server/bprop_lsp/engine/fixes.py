@@ -1,8 +1,9 @@
 """Applying fixes: one at a time (a quick fix) or all safe ones (``--fix``, ``source.fixAll``)."""
 from __future__ import annotations
 
-from .analysis import Analysis, analyze
+from .analysis import Analysis, analyze_document
 from .model import Edit, Finding
+from .parsing import ParsedDocument
 from .settings import Settings
 from .text import apply_edits
 
@@ -29,15 +30,18 @@ def _non_overlapping(findings: list[Finding], include_unsafe: bool) -> list[Edit
     return chosen
 
 
-def fix_all(text: str, settings: Settings = Settings(), *, include_unsafe: bool = False) -> tuple[str, int]:
+def fix_all(text: str, settings: Settings = Settings(), *, include_unsafe: bool = False,
+            doc: ParsedDocument | None = None) -> tuple[str, int]:
     """Apply every (safe) fix, re-analysing between passes until nothing changes.
 
     Returns the new text and the number of fixes applied. Each fix was re-parsed and re-checked
-    by ``analyze`` before it is used here.
+    before it is used here. ``doc``: parse state to re-parse each pass's text incrementally (a scratch one
+    when not given; a document session passes its own).
     """
+    doc = doc if doc is not None else ParsedDocument()
     applied = 0
     for _ in range(MAX_PASSES):
-        analysis: Analysis = analyze(text, settings)
+        analysis: Analysis = analyze_document(doc, text, settings)
         edits = _non_overlapping(analysis.findings, include_unsafe)
         if not edits:
             break

@@ -1,20 +1,20 @@
-"""Parsing with parso: error-tolerant, exact positions, and incremental when a cache key is given.
+"""Parsing with parso: error-tolerant, exact positions, and incremental for a document that changes.
 
-Incremental parses use parso's diff parser with two changes that matter for an editor:
+A :class:`ParsedDocument` is one document's parse state (its tree, the lines it was parsed from, the
+per-statement caches keyed by that tree's top-level nodes, and its syntax-issue cache); it is owned by a
+``DocumentSession`` and nothing here is shared between documents. Its incremental parse uses parso's diff parser
+with two changes that matter for an editor:
 
 * the old/new line lists are matched by trimming their common prefix and suffix instead of
   ``difflib.SequenceMatcher`` over every line (60-100 % of the diff parser's cost for an in-line
   edit; the trees are the same, an edit is one changed block of lines);
-* the trees live in this module's own cache, keyed by an arbitrary string (a document URI), so
-  parso never stats the key as a file path;
-* keys that differ only after a NUL (``uri + "\x00fix"``, the engine's fix check) share the document's one
-  tree: checking a fix diff-parses the tree to the fixed text and the next edit diff-parses it back, each a
-  small change, instead of a full parse of a second copy of the file.
-
 * an edit that keeps the line count and stays inside one top-level statement (typing within a line) re-parses
   just that statement and splices it into the tree: no other node is touched, where parso's diff parser
   re-links every top-level node (most of an in-line edit's cost in a large file). The statement must parse on
   its own without errors into one statement, else the diff parser does the work.
+
+Checking a fix never touches the document's tree: :meth:`ParsedDocument.fork` builds the fixed text's tree from
+fresh parses of the statements the fix changes and the document's other top-level nodes, shared read-only.
 
 If the diff parser fails on some input (parso has had such bugs), the text is parsed from scratch.
 """
@@ -30,12 +30,7 @@ from parso.python.diff import DiffParser
 from parso.python.tree import Module
 from parso.utils import split_lines
 
-_lock = threading.Lock()
 _log = logging.getLogger(__name__)
-# cache key -> (tree, the lines it was parsed from)
-_trees: dict[str, tuple[Module, list[str]]] = {}
-# cache key -> caches keyed by the identity of top-level nodes (see scan_cache)
-_scan_caches: dict[str, dict] = {}
 
 
 @lru_cache(maxsize=1)
@@ -111,57 +106,15 @@ def _full_parse(lines: list[str]) -> Module:
     return parser.parse(tokens=g._tokenizer(lines))
 
 
-def parse(text: str, cache_key: str | None = None) -> Module:
-    """Parse ``text``; with ``cache_key`` parso re-parses only what changed since the last call with that key.
-
-    Parses sharing a key are serialised. The returned tree is the cached one: it is updated in place by the
-    next parse with the same key, or any key with the same part before a NUL, so callers finish with it
-    before parsing such a key again.
-    """
-    if cache_key is None:
-        return grammar().parse(text, error_recovery=True)
-    cache_key = cache_key.split("\x00", 1)[0]
-    lines = split_lines(text, keepends=True)
-    with _lock:
-        cached = _trees.get(cache_key)
-        module = None
-        if cached is not None:
-            old_module, old_lines = cached
-            if old_lines == lines:
-                return old_module
-            g = grammar()
-            module = _splice(old_module, old_lines, lines)
-            try:
-                if module is None:
-                    # The diff parser re-links nodes in place: per-statement caches keyed by node are void.
-                    _scan_caches.pop(cache_key, None)
-                    module = _PrefixSuffixDiffParser(g._pgen_grammar, g._tokenizer, old_module).update(old_lines, lines)
-            except Exception:  # noqa: BLE001 - a diff-parser bug must not cost the user their diagnostics
-                _log.warning("incremental parse failed for %r; parsing from scratch", cache_key, exc_info=True)
-                module = None
-        if module is None:
-            _scan_caches.pop(cache_key, None)
-            module = _full_parse(lines)
-        _trees[cache_key] = (module, lines)
-        return module
-
-
 _ERROR_TYPES = ("error_node", "error_leaf")
 
 
-def _splice(module: Module, old: list[str], new: list[str]) -> Module | None:
-    """Re-parse only the top-level statement an in-line edit touched; None when that is not possible."""
-    if len(old) != len(new) or len(old) < 2:
-        return None
-    ops = line_opcodes(old, new)
-    changed = [op for op in ops if op[0] != "equal"]
-    if len(changed) != 1 or changed[0][0] != "replace":
-        return None
-    _, i1, i2, _, _ = changed[0]  # 0-based changed lines [i1, i2)
-    children = module.children
-    # The top-level child whose lines (its prefix included) hold the change: children are in line order.
+def _statement_at(children: list, i1: int, i2: int) -> tuple[int, int, int] | None:
+    """(index, first, end): the top-level child whose lines (its prefix included), 0-based ``[first, end)``,
+    hold the changed lines ``[i1, i2)``; None when no single statement does (or it is an error node or the end)."""
+    # The first child ending after line i2: children are in line order.
     lo, hi = 0, len(children) - 1
-    while lo < hi:  # first child ending after line i2 (1-based end line > i2 - 1 ...)
+    while lo < hi:
         mid = (lo + hi) // 2
         if children[mid].end_pos[0] - 1 < i2 or (children[mid].end_pos[0] - 1 == i2 and children[mid].end_pos[1] > 0):
             lo = mid + 1
@@ -174,10 +127,15 @@ def _splice(module: Module, old: list[str], new: list[str]) -> Module | None:
     start = children[index - 1].end_pos if index else (1, 0)
     if start[1] != 0:
         return None
-    first, end = start[0] - 1, child.end_pos[0] - 1  # 0-based lines [first, end)
+    first, end = start[0] - 1, child.end_pos[0] - 1
     if not (first <= i1 and i2 <= end):
         return None
-    snippet = "".join(new[first:end])
+    return index, first, end
+
+
+def _parse_statement(snippet: str, first: int):
+    """``snippet`` (whole lines) parsed as exactly one error-free top-level statement placed at 0-based line
+    ``first``; None when it is not one."""
     fresh = grammar().parse(snippet, error_recovery=True)
     parts = fresh.children
     if len(parts) != 2 or parts[1].type != "endmarker" or parts[1].prefix or parts[0].type in _ERROR_TYPES:
@@ -196,24 +154,134 @@ def _splice(module: Module, old: list[str], new: list[str]) -> Module | None:
             stack.extend(kids)
     for leaf in leaves:
         leaf.line += first
+    return node
+
+
+def _splice(module: Module, old: list[str], new: list[str]) -> Module | None:
+    """Re-parse only the top-level statement an in-line edit touched, in place; None when that is not possible."""
+    if len(old) != len(new) or len(old) < 2:
+        return None
+    changed = [op for op in line_opcodes(old, new) if op[0] != "equal"]
+    if len(changed) != 1 or changed[0][0] != "replace":
+        return None
+    _, i1, i2, _, _ = changed[0]
+    where = _statement_at(module.children, i1, i2)
+    if where is None:
+        return None
+    index, first, end = where
+    node = _parse_statement("".join(new[first:end]), first)
+    if node is None:
+        return None
     node.parent = module
-    children[index] = node
+    module.children[index] = node
     module._used_names = None
     return module
 
 
-def forget(cache_key: str) -> None:
-    """Drop the cached tree for ``cache_key`` (a closed document)."""
-    with _lock:
-        _trees.pop(cache_key.split("\x00", 1)[0], None)
-        _scan_caches.pop(cache_key.split("\x00", 1)[0], None)
+def parse_text(text: str) -> Module:
+    """A one-off parse of ``text`` (nothing kept)."""
+    return grammar().parse(text, error_recovery=True)
 
 
-def scan_cache(module: Module) -> dict | None:
-    """A per-document dict for caches keyed by top-level node identity (``Program``'s statement scan), valid
-    while the tree is only changed by statement splices; None for a tree that is not a cached document's."""
-    key = _key_of(module)
-    return None if key is None else _scan_caches.setdefault(key, {})
+class ParsedDocument:
+    """One document's parse state between versions: the tree, the lines it was parsed from, the per-statement
+    scan cache (keyed by the identity of the tree's top-level nodes, see ``Program``) and the syntax-issue cache.
+
+    Parses are serialised by the document's own lock. The tree returned by :meth:`parse` is updated in place by the
+    next parse, so a caller finishes with it before parsing again (the server runs one analysis at a time).
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.module: Module | None = None
+        self.text: str | None = None
+        self.lines: list[str] | None = None
+        # id(top-level node) -> (node, scan results, statement facts): see ``Program._scan``.
+        self.statements: dict[int, tuple] = {}
+        self._issues = _IssueCache()
+
+    def parse(self, text: str) -> Module:
+        """The tree of ``text``; only what changed since the last parse is parsed again."""
+        lines = split_lines(text, keepends=True)
+        with self._lock:
+            old_module, old_lines = self.module, self.lines
+            module = None
+            if old_module is not None:
+                if old_lines == lines:
+                    self.text = text
+                    return old_module
+                module = _splice(old_module, old_lines, lines)
+                if module is None:
+                    # The diff parser re-links nodes in place: caches keyed by top-level node are void.
+                    self.statements.clear()
+                    try:
+                        g = grammar()
+                        module = _PrefixSuffixDiffParser(g._pgen_grammar, g._tokenizer, old_module).update(old_lines, lines)
+                    except Exception:  # noqa: BLE001 - a diff-parser bug must not cost the user their diagnostics
+                        _log.warning("incremental parse failed; parsing from scratch", exc_info=True)
+                        module = None
+            if module is None:
+                self.statements.clear()
+                module = _full_parse(lines)
+            self.module, self.text, self.lines = module, text, lines
+            return module
+
+    def fork(self, base: str, text: str) -> Module | None:
+        """A tree for ``text`` (``base``, the document's current text, with some edits, e.g. a fix) that leaves the
+        document's tree untouched: the top-level statements the edits changed are parsed afresh, the others are
+        the document's nodes, shared read-only (their ``parent`` stays the document's module). None when the
+        document's tree is not ``base``'s, the edits change the line count, or a changed statement does not
+        parse on its own as one clean statement: then the caller parses ``text`` in full."""
+        with self._lock:
+            module, old = self.module, self.lines
+            if module is None or not (self.text is base or self.text == base):
+                return None
+            new = split_lines(text, keepends=True)
+            if len(new) != len(old):
+                return None
+            changed = [i for i, (a, b) in enumerate(zip(old, new)) if a is not b and a != b]
+            children = list(module.children)
+            if not changed:
+                return module
+            replaced: dict[int, tuple[int, int]] = {}
+            for i in changed:
+                where = _statement_at(children, i, i + 1)
+                if where is None:
+                    return None
+                index, first, end = where
+                replaced[index] = (first, end)
+            for index, (first, end) in replaced.items():
+                node = _parse_statement("".join(new[first:end]), first)
+                if node is None:
+                    return None
+                children[index] = node
+        fork = Module([])
+        fork.children = children
+        for index in replaced:
+            children[index].parent = fork
+        return fork
+
+    def syntax_errors(self, module: Module, text: str | None = None) -> list:
+        """parso's syntax errors of ``module``: the document's tree, or a fork of it (then ``text`` is its text).
+
+        Each top-level statement's errors are cached by its text, so an edit re-checks only the statements it
+        touched (parso's error finder walks the whole tree otherwise). Trees whose errors depend on more than one
+        statement (error nodes at module level, ``global``, ``nonlocal``, ``__future__`` imports) are checked as
+        a whole.
+        """
+        lines = self.lines if text is None else split_lines(text, keepends=True)
+        return self._issues.errors(module, lines)
+
+    def close(self) -> None:
+        with self._lock:
+            self.module = self.text = self.lines = None
+            self.statements.clear()
+            self._issues = _IssueCache()
+
+
+def syntax_errors(module: Module) -> list:
+    """parso's syntax errors of a one-off tree."""
+    return list(grammar().iter_errors(module))
 
 
 class _Issue:
@@ -228,72 +296,56 @@ class _Issue:
         return f"<Issue {self.code} {self.start_pos}-{self.end_pos}: {self.message}>"
 
 
-# text of one top-level statement (with its position on its first line) -> its issues, relative to its first line.
-# Two generations, so statements unchanged since the last few analyses hit and the cache stays bounded.
-_issue_cache: dict = {}
-_issue_cache_old: dict = {}
-_ISSUE_CACHE_SIZE = 50_000
 # Statements whose errors depend on what surrounds them at module level.
 _CONTEXTUAL = ("error_node", "error_leaf")
 
 
-def _key_of(module: Module) -> str | None:
-    """The cache key whose tree ``module`` is (None for a tree parsed without one)."""
-    for key, (tree, _) in list(_trees.items()):
-        if tree is module:
-            return key
-    return None
+class _IssueCache:
+    """Text of one top-level statement (with its position on its first line) -> its issues, relative to its
+    first line. Two generations, so statements unchanged since the last few analyses hit and the cache stays
+    bounded."""
 
+    SIZE = 50_000
 
-def _lines_of(module: Module) -> list[str] | None:
-    key = _key_of(module)
-    return None if key is None else _trees[key][1]
+    def __init__(self) -> None:
+        self.new: dict = {}
+        self.old: dict = {}
 
-
-def syntax_errors(module: Module) -> list:
-    """parso's syntax errors for ``module``.
-
-    For a tree from an incremental parse, each top-level statement's errors are cached by its text, so an
-    edit re-checks only the statements it touched (parso's error finder walks the whole tree otherwise).
-    Trees whose errors depend on more than one statement (error nodes at module level, ``global``,
-    ``nonlocal``, ``__future__`` imports) are checked as a whole, as before.
-    """
-    global _issue_cache, _issue_cache_old
-    g = grammar()
-    lines = _lines_of(module) if module.type == "file_input" else None
-    if lines is None or any(c.type in _CONTEXTUAL for c in module.children):
-        return list(g.iter_errors(module))
-    keys = []
-    children = module.children
-    for index, child in enumerate(children):
-        if child.type == "endmarker":
-            continue
-        (l0, c0), (l1, c1) = child.start_pos, child.end_pos
-        text = "".join(lines[l0 - 1:l1])
-        if "nonlocal" in text or "global" in text or "__future__" in text:
+    def errors(self, module: Module, lines: list[str]) -> list:
+        g = grammar()
+        if any(c.type in _CONTEXTUAL for c in module.children):
             return list(g.iter_errors(module))
-        # Some issues sit on the leaf after the statement ("expected an indented block" at the next
-        # statement, after blank lines in its prefix): that leaf is part of the key too.
-        # (The first leaf of the next top-level child: ``get_next_leaf`` would search the module's children
-        # with ``list.index``, quadratic over a file.)
-        nxt = children[index + 1].get_first_leaf() if index + 1 < len(children) else None
-        after = None if nxt is None else (nxt.type, nxt.start_pos[0] - l0, nxt.start_pos[1], nxt.end_pos[0] - l0,
-                                          nxt.end_pos[1], nxt.prefix)
-        keys.append((child, l0, (c0, c1, l1 - l0, child.get_first_leaf().prefix, text, after)))
-    issues: list = []
-    for child, l0, key in keys:
-        rel = _issue_cache.get(key)
-        if rel is None:
-            rel = _issue_cache_old.get(key)
+        keys = []
+        children = module.children
+        for index, child in enumerate(children):
+            if child.type == "endmarker":
+                continue
+            (l0, c0), (l1, c1) = child.start_pos, child.end_pos
+            text = "".join(lines[l0 - 1:l1])
+            if "nonlocal" in text or "global" in text or "__future__" in text:
+                return list(g.iter_errors(module))
+            # Some issues sit on the leaf after the statement ("expected an indented block" at the next
+            # statement, after blank lines in its prefix): that leaf is part of the key too.
+            # (The first leaf of the next top-level child: ``get_next_leaf`` would search the module's children
+            # with ``list.index``, quadratic over a file.)
+            nxt = children[index + 1].get_first_leaf() if index + 1 < len(children) else None
+            after = None if nxt is None else (nxt.type, nxt.start_pos[0] - l0, nxt.start_pos[1], nxt.end_pos[0] - l0,
+                                              nxt.end_pos[1], nxt.prefix)
+            keys.append((child, l0, (c0, c1, l1 - l0, child.get_first_leaf().prefix, text, after)))
+        issues: list = []
+        for child, l0, key in keys:
+            rel = self.new.get(key)
             if rel is None:
-                rel = [((i.start_pos[0] - l0, i.start_pos[1]), (i.end_pos[0] - l0, i.end_pos[1]), i.code, i.message)
-                       for i in g._get_normalizer_issues(child, g._error_normalizer_config)]
-            _issue_cache[key] = rel
-        for (sl, sc), (el, ec), code, message in rel:
-            issues.append(_Issue((sl + l0, sc), (el + l0, ec), code, message))
-    if len(_issue_cache) > _ISSUE_CACHE_SIZE:
-        _issue_cache_old, _issue_cache = _issue_cache, {}
-    # parso keeps the first issue of each line (ErrorFinder.add_issue); two statements can each put one on the
-    # same line (an issue placed on the next statement's first leaf), so keep the first here too.
-    lines_seen: set = set()
-    return [i for i in issues if not (i.start_pos[0] in lines_seen or lines_seen.add(i.start_pos[0]))]
+                rel = self.old.get(key)
+                if rel is None:
+                    rel = [((i.start_pos[0] - l0, i.start_pos[1]), (i.end_pos[0] - l0, i.end_pos[1]), i.code, i.message)
+                           for i in g._get_normalizer_issues(child, g._error_normalizer_config)]
+                self.new[key] = rel
+            for (sl, sc), (el, ec), code, message in rel:
+                issues.append(_Issue((sl + l0, sc), (el + l0, ec), code, message))
+        if len(self.new) > self.SIZE:
+            self.old, self.new = self.new, {}
+        # parso keeps the first issue of each line (ErrorFinder.add_issue); two statements can each put one on the
+        # same line (an issue placed on the next statement's first leaf), so keep the first here too.
+        lines_seen: set = set()
+        return [i for i in issues if not (i.start_pos[0] in lines_seen or lines_seen.add(i.start_pos[0]))]

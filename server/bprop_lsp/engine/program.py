@@ -329,9 +329,14 @@ def call_arguments(trailer) -> tuple[list, dict[str, tree.BaseNode], bool]:
 
 
 class Program:
-    def __init__(self, module: tree.Module, text: str):
+    def __init__(self, module: tree.Module, text: str, statements: dict | None = None, *,
+                 update_statements: bool = True):
+        """``statements``: the document's per-statement scan cache (``ParsedDocument.statements``), read and, with
+        ``update_statements``, brought up to date; a fix's forked tree only reads it."""
         self.module = module
         self.text = text
+        self._statement_cache = statements
+        self._update_statements = update_statements
         self.imports: dict[str, str] = {}
         self.import_nodes: list = []
         self.classes: list[ClassInfo] = []
@@ -341,13 +346,11 @@ class Program:
 
     # ----------------------------------------------------------------- scanning
     def _scan(self) -> None:
-        # Per top-level statement, cached on the tree by node identity: an edit that the parser spliced into
-        # one statement re-scans only that statement (parsing.py clears the cache when it re-links the tree).
-        from .parsing import scan_cache
-
+        # Per top-level statement, cached by node identity: an edit that the parser spliced into one statement
+        # re-scans only that statement (ParsedDocument clears the cache when the diff parser re-links the tree).
         # Each entry also carries a dict of facts read from that statement alone (call sites, ``self.``
         # assignments ...), filled lazily by whoever needs them: see ``statement_facts``.
-        store = scan_cache(self.module)
+        store = self._statement_cache
         cache = store if store is not None else {}
         fresh: dict[int, tuple] = {}
         for child in self.module.children:
@@ -360,7 +363,7 @@ class Program:
             self.classes += classes
             self._funcdefs += funcdefs
             self._assignment_stmts += assignments
-        if store is not None:
+        if store is not None and self._update_statements:
             store.clear()
             store.update(fresh)
         self._statements = fresh
@@ -379,11 +382,13 @@ class Program:
         are, which ``self.`` attributes its methods assign ...): kept with the statement while an edit elsewhere
         leaves it untouched, so such facts are read once per statement, not once per keystroke. Keys are the
         callers'; a fact about an inner node keeps the node with it (``(node, value)``) and checks identity."""
+        # Up to the top-level statement (a forked tree's unchanged statements have the document's module as
+        # parent, its re-parsed ones the fork: both are top level).
         top = node
         parent = getattr(top, "parent", None)
-        while parent is not None and parent is not self.module:
+        while parent is not None and parent.type != "file_input":
             top, parent = parent, parent.parent
-        entry = self._statements.get(id(top)) if parent is self.module else None
+        entry = self._statements.get(id(top)) if parent is not None else None
         if entry is None or entry[0] is not top:
             return self._loose_facts  # not in this module's tree (a light view, a synthetic node)
         return entry[2]

@@ -1,39 +1,44 @@
-"""One document's analysis state, kept between versions: the only thing the server and the CLI hold.
+"""One document's analysis state, kept between versions: the only thing the server holds per document.
 
     session = DocumentSession()
     analysis = session.analyse(text, settings)        # findings at once; their fixes not yet checked
     checked = session.verify(analysis, stale=lambda: False)   # fixes re-parsed and re-checked (None: stale)
     fixed, count = session.fix_all(text, settings)    # every safe fix applied, re-checked between passes
+    plan = session.plan_skeletons(text, lines=(10, 12))   # where "Add a custom bprop" writes
     session.close()
 
-``analyze()`` (analysis.py) is the one-shot form: a fresh session, analyse, verify, close.
+``analyze()`` (analysis.py) is the one-shot form for the CLI: a scratch parse state, analyse, verify.
+
+The session owns the document's ``ParsedDocument`` (tree, lines, per-statement facts, syntax-issue cache); no
+engine module keeps parse state of its own. One analysis at a time per session: the tree one call returns is
+updated in place by the next parse.
 """
 from __future__ import annotations
 
-import itertools
 from dataclasses import replace
 from typing import Callable
 
-from .analysis import Analysis, analyze, verified_findings
+from .analysis import Analysis, analyze_document, count_syntax_errors, verified_findings
 from .fixes import fix_all as _fix_all
-from .parsing import forget
+from .model import Finding
+from .parsing import ParsedDocument
 from .settings import Settings
-
-_session_ids = itertools.count(1)
 
 
 class DocumentSession:
-    """Everything one document's analysis keeps between versions (parse state, facts, the last result)."""
+    """Everything one document's analysis keeps between versions (parse state, facts)."""
 
     def __init__(self, name: str | None = None):
-        # A private key into the parse cache; never a file path, never shared with another session.
-        self._key = f"session:{next(_session_ids)}:{name or ''}"
-        self._closed = False
+        self.name = name  # for logs only
+        self._doc = ParsedDocument()
 
-    def analyse(self, text: str, settings: Settings = Settings()) -> Analysis:
-        """Findings for ``text``; ``Analysis.fixes_verified`` is False until ``verify`` has run."""
-        analysis = analyze(text, settings, cache_key=self._key, verify_fixes=False, with_syntax_errors=False,
-                           with_skeletons=True)
+    def analyse(self, text: str, settings: Settings = Settings(), *, with_syntax_errors: bool = False) -> Analysis:
+        """Findings for ``text``; ``Analysis.fixes_verified`` is False until ``verify`` has run.
+
+        Syntax errors are left out unless asked for (parso's error finder is a third of a keystroke's cost in a
+        large file; the fix checks count them when they need to)."""
+        analysis = analyze_document(self._doc, text, settings, verify_fixes=False,
+                                    with_syntax_errors=with_syntax_errors, with_skeletons=True)
         analysis.text = text
         analysis.settings = settings
         analysis.fixes_verified = not any(f.fix is not None for f in analysis.findings)
@@ -43,19 +48,37 @@ class DocumentSession:
         """``analysis`` with every fix that does not re-parse and re-check removed; None once ``stale()``."""
         if analysis.fixes_verified:
             return analysis
-        findings = verified_findings(analysis.findings, analysis.text, analysis.settings, self._key, stale=stale)
+        findings = self.check_fixes(analysis.findings, analysis.text, analysis.settings, stale=stale)
         if findings is None:
             return None
         return replace(analysis, findings=findings, fixes_verified=True)
 
+    def check_fixes(self, findings: list[Finding], text: str, settings: Settings, *, base_errors: int | None = None,
+                    stale: Callable[[], bool] | None = None, rejected: list | None = None) -> list[Finding] | None:
+        """``findings`` (of ``text``, the last text analysed) with every unsound fix removed; None once ``stale()``.
+        Each fixed text is parsed as a fork of the document's tree (the statements the fix changes, parsed
+        afresh): the document's own tree is never changed by a check. ``base_errors``: the document's syntax
+        error count when known (counted otherwise)."""
+        return verified_findings(findings, text, settings, self._doc, base_errors=base_errors, stale=stale,
+                                 rejected=rejected)
+
+    def count_syntax_errors(self, text: str) -> int:
+        """How many syntax errors ``text`` (the document's current text) has."""
+        return count_syntax_errors(text, self._doc)
+
     def fix_all(self, text: str, settings: Settings = Settings(), *, include_unsafe: bool = False) -> tuple[str, int]:
-        """``text`` with every (safe) fix applied, and how many were applied."""
+        """``text`` with every (safe) fix applied, and how many were applied (on a scratch parse state: the
+        document keeps the tree of its own text)."""
         return _fix_all(text, settings, include_unsafe=include_unsafe)
 
+    def plan_skeletons(self, text: str, *, lines: tuple[int, int] | None = None):
+        """Where "Add a custom bprop" writes (skeletons.py), from the document's tree."""
+        from .skeletons import plan_skeletons
+
+        return plan_skeletons(text, doc=self._doc, lines=lines)
+
     def close(self) -> None:
-        if not self._closed:
-            self._closed = True
-            forget(self._key)
+        self._doc.close()
 
     def __enter__(self) -> "DocumentSession":
         return self

@@ -1,11 +1,11 @@
 """Where the "Add a custom bprop" action writes: the Cells without a bprop, spelled with the file's own
 ``mindspore.ops`` import, and the import line to add when the file has none.
 
-    plan = plan_skeletons(text, cache_key=uri)
+    plan = plan_skeletons(text)                # or DocumentSession.plan_skeletons (shares the document's tree)
     plan.skeletons     # list[Skeleton] (analysis.py), zeros_like spelled for this file
     plan.import_edit   # Edit | None: ``from mindspore import ops`` at the top of the imports
 
-Runs no rule: only the parse (shared with the document's analysis through ``cache_key``) and the class scan.
+Runs no rule: only the parse (the document's, through its session) and the class scan.
 """
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from .analysis import Skeleton, _skeletons
 from .context import Context
 from .model import Edit, Position, Span
-from .parsing import parse
+from .parsing import ParsedDocument, parse_text
 from .program import Program
 from .settings import Settings
 
@@ -28,11 +28,14 @@ class SkeletonPlan:
     import_edit: Edit | None = None
 
 
-def plan_skeletons(text: str, *, cache_key: str | None = None, lines: tuple[int, int] | None = None) -> SkeletonPlan:
+def plan_skeletons(text: str, *, doc: ParsedDocument | None = None, lines: tuple[int, int] | None = None) -> SkeletonPlan:
     """The skeletons of the Cells whose ``construct`` starts within ``lines`` (0-based, inclusive; all without)."""
     if "construct" not in text:
         return SkeletonPlan()
-    program = Program(parse(text, cache_key), text)
+    if doc is None:
+        program = Program(parse_text(text), text)
+    else:
+        program = Program(doc.parse(text), text, doc.statements)
     classes = None
     if lines is not None:
         # Only the classes around the requested lines: a code action asks on every cursor move.

@@ -21,11 +21,9 @@ def _mentions_construct(doc, first: int, last: int) -> bool:
     return any("construct" in doc.line_text(line) for line in range(first, min(last, first + MAX_LINES) + 1))
 
 
-def _plan(text: str, uri: str, lines: tuple[int, int]):
-    from ..engine.skeletons import plan_skeletons
-
-    # The document's own cache key: the parse is the one its analysis already made (no re-parse when unchanged).
-    return plan_skeletons(text, cache_key=uri, lines=lines)
+def _plan(state, text: str, lines: tuple[int, int]):
+    # The document's own session: the parse is the one its analysis already made (no re-parse when unchanged).
+    return state.engine_session().plan_skeletons(text, lines=lines)
 
 
 async def actions(ls, state, rng: types.Range) -> list[types.CodeAction]:
@@ -33,7 +31,7 @@ async def actions(ls, state, rng: types.Range) -> list[types.CodeAction]:
     if not _mentions_construct(doc, rng.start.line, rng.end.line):
         return []
     version, text = doc.version, doc.text
-    plan = await asyncio.get_running_loop().run_in_executor(ls.scheduler.executor, _plan, text, doc.uri,
+    plan = await asyncio.get_running_loop().run_in_executor(ls.scheduler.executor, _plan, state, text,
                                                             (rng.start.line, rng.end.line))
     if doc.version != version or doc.text is not text or state.closed:
         return []

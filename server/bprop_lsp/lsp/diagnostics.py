@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 
 from .convert import Lines
+from .diagnostic_data import DiagnosticData, FixData
 from .noqa import noqa_edit
 
 if TYPE_CHECKING:
@@ -22,28 +23,28 @@ SEVERITY = {  # engine Severity values
 }
 
 
-def _edit_data(lines: Lines, span, new_text: str, encoding: str) -> list:
+def _edit_data(lines: Lines, span, new_text: str, encoding: str) -> tuple:
     r = lines.range_to_client(span, encoding)
-    return [r.start.line, r.start.character, r.end.line, r.end.character, new_text]
+    return (r.start.line, r.start.character, r.end.line, r.end.character, new_text)
 
 
 def to_diagnostic(ls: "BpropServer", uri: str, version, finding: "Finding", lines: Lines, line_text,
-                  revision: int | None = None) -> types.Diagnostic:
+                  revision: int | None = None, *, checked: bool = False) -> types.Diagnostic:
+    """``checked``: the finding's fix (if any) was re-parsed and re-checked, so a code action may trust the
+    client's copy of the data (diagnostic_data.py)."""
     caps = ls.caps
     enc = caps.position_encoding
-    # "rev": the server's identity of the text (documents.py): a client's diagnostic of other text with the
-    # same version number gets no fix.
-    data = {"v": version, "rev": revision, "code": finding.code, "fix": None, "noqa": None}
+    fix = noqa = None
     if finding.fix is not None:
-        data["fix"] = {
-            "title": finding.fix.title,
-            "safe": finding.fix.is_safe,
-            "edits": [_edit_data(lines, e.span, e.new_text, enc) for e in finding.fix.edits],
-        }
+        fix = FixData(finding.fix.title, finding.fix.is_safe,
+                      tuple(_edit_data(lines, e.span, e.new_text, enc) for e in finding.fix.edits))
     if finding.noqa_line is not None:
         edit = noqa_edit(line_text(finding.noqa_line), finding.noqa_line, finding.code)
         if edit is not None:
-            data["noqa"] = _edit_data(lines, edit[0], edit[1], enc)
+            noqa = _edit_data(lines, edit[0], edit[1], enc)
+    # "rev": the server's identity of the text (documents.py): a client's diagnostic of other text with the
+    # same version number gets no fix.
+    data = DiagnosticData(finding.code, version, revision, fix, noqa, checked or fix is None)
     related = None
     if caps.related_information and finding.related:
         related = [
@@ -59,7 +60,7 @@ def to_diagnostic(ls: "BpropServer", uri: str, version, finding: "Finding", line
         code_description=types.CodeDescription(href=finding.url) if finding.url else None,
         source=SOURCE,
         related_information=related,
-        data=data,
+        data=data.to_json(),
     )
 
 

@@ -14,9 +14,12 @@ def close_document(ls, uri: str) -> None:
     if state is None:
         return
     ls.scheduler.bump()
-    from ..engine.parsing import forget
-
-    forget(uri)
+    if state.session is not None:
+        # On the analysis thread, after whatever analysis of the document is running there.
+        try:
+            ls.scheduler.executor.submit(state.session.close)
+        except RuntimeError:  # shutting down
+            pass
     if not ls.caps.pull_diagnostics:
         publish(ls, uri, None, [])
     if state.analysed_once or state.too_large:

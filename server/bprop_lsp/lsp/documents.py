@@ -129,6 +129,16 @@ class DocState:
     waiters: list = field(default_factory=list)
     closed: bool = False
     too_large: bool = False
+    # The engine's per-document state (parse tree, per-statement facts): created on first use, closed with the
+    # document. Used from the analysis worker thread only.
+    session: object | None = None
+
+    def engine_session(self):
+        if self.session is None:
+            from ..engine import DocumentSession  # the engine loads lazily: server start-up stays short
+
+            self.session = DocumentSession(self.doc.uri)
+        return self.session
 
 
 class DocumentStore:

@@ -193,7 +193,7 @@ class Scheduler:
         ticket = object()
         self._analyses_waiting.add(ticket)
         try:
-            analysis = await self.run(self._analyse_text, text, settings, doc.uri, ticket)
+            analysis = await self.run(self._analyse_text, state, text, settings, ticket)
         finally:
             self._analyses_waiting.discard(ticket)
         log.info("analysed %s v%s in %.1f ms", doc.uri, version, (time.perf_counter() - t0) * 1e3)
@@ -222,8 +222,8 @@ class Scheduler:
     def _store(self, state: DocState, version, settings, analysis, *, verified: bool) -> None:
         doc = state.doc
         lines = doc.lines()
-        diagnostics = [to_diagnostic(self.ls, doc.uri, version, f, lines, doc.line_text, doc.revision)
-                       for f in analysis.findings]
+        diagnostics = [to_diagnostic(self.ls, doc.uri, version, f, lines, doc.line_text, doc.revision,
+                                     checked=verified) for f in analysis.findings]
         state.result = Result(version, settings, analysis, diagnostics, f"{version}.{next(self._ids)}", verified,
                               revision=doc.revision)
         if not self.ls.caps.pull_diagnostics:
@@ -243,7 +243,7 @@ class Scheduler:
         result.checking = True  # running now: waiters just wait
         findings = result.analysis.findings
         checked: list = []
-        progress = _VerifyProgress(text, result.settings, doc.uri)
+        progress = _VerifyProgress(text, result.settings, state.engine_session())
         try:
             t0 = time.perf_counter()
             chunks = 0
@@ -276,8 +276,7 @@ class Scheduler:
     def _verify_chunk(self, findings: list, progress: "_VerifyProgress", stale) -> list | None:
         """Check fixes from ``progress.next`` on (worker thread) until an analysis waits for the worker or the
         chunk's time is up (at least one check); the checked findings, or None if the result went stale."""
-        from ..engine.analysis import count_syntax_errors, verified_findings
-
+        session = progress.session
         deadline = time.perf_counter() + VERIFY_CHUNK_S
         out: list = []
         checks = 0
@@ -294,34 +293,31 @@ class Scheduler:
                 # whatever the count; only a rejected one is checked again against the real count.
                 rejected: list = []
                 base = 0 if progress.base_errors is None else progress.base_errors
-                checked = verified_findings([finding], progress.text, progress.settings, progress.uri,
-                                            base_errors=base, rejected=rejected)[0]
+                checked = session.check_fixes([finding], progress.text, progress.settings, base_errors=base,
+                                              rejected=rejected)[0]
                 if rejected and progress.base_errors is None:
-                    progress.base_errors = count_syntax_errors(progress.text, progress.uri)
+                    progress.base_errors = session.count_syntax_errors(progress.text)
                     if progress.base_errors:
-                        checked = verified_findings([finding], progress.text, progress.settings, progress.uri,
-                                                    base_errors=progress.base_errors)[0]
+                        checked = session.check_fixes([finding], progress.text, progress.settings,
+                                                      base_errors=progress.base_errors)[0]
                 finding = checked
             out.append(finding)
             progress.next += 1
         return out
 
-    def _analyse_text(self, text: str, settings, uri: str, ticket):
-        from ..engine import analyze
-
+    def _analyse_text(self, state: DocState, text: str, settings, ticket):
         self._analyses_waiting.discard(ticket)  # running: no longer waiting for the worker
         # Neither syntax errors nor fix checks on the keystroke path: syntax errors are not published, and the
         # fixes are checked after the diagnostics are out (``_verify``), which counts the errors itself.
-        return analyze(text, settings, cache_key=uri, verify_fixes=False, with_syntax_errors=False)
+        return state.engine_session().analyse(text, settings)
 
     def warm_up(self) -> None:
         """Import the engine and load parso's grammar off the event loop, before the first document arrives."""
 
         def load():
-            from ..engine import analysis  # noqa: F401 - imports the rules too
-            from ..engine.parsing import grammar
+            from ..engine import warm_up
 
-            grammar()
+            warm_up()
 
         self.executor.submit(self._counted, load, ())
 
@@ -358,8 +354,8 @@ class Scheduler:
 class _VerifyProgress:
     """Where the fix checks of one result stand, carried from one chunk to the next."""
 
-    def __init__(self, text: str, settings, uri: str):
-        self.text, self.settings, self.uri = text, settings, uri
+    def __init__(self, text: str, settings, session):
+        self.text, self.settings, self.session = text, settings, session
         self.next = 0
         self.base_errors: int | None = None
 
