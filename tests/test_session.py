@@ -59,7 +59,8 @@ def test_parameter_and_return_hints():
 
 def test_skeleton_for_a_cell_without_bprop_checks_clean():
     with DocumentSession() as session:
-        analysis = session.analyse(SEED, Settings())
+        assert session.analyse(SEED, Settings()).skeletons == []  # only when asked for
+        analysis = session.analyse(SEED, Settings(), with_skeletons=True)
     (sk,) = analysis.skeletons
     assert sk.owner == "Plain" and sk.inputs == ("a", "b")
     fixed = apply_edits(SEED, [Edit(Span(sk.insert_at, sk.insert_at), sk.text())])

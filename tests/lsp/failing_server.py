@@ -3,20 +3,20 @@ an engine bug); every analysis appends a line to the file named by ``BPROP_TEST_
 import os
 import sys
 
-import bprop_lsp.engine as engine
+from bprop_lsp.engine import DocumentSession
 
-_analyze = engine.analyze
+_analyse = DocumentSession.analyse
 
 
-def analyze(text, *args, **kwargs):
+def analyse(self, text, *args, **kwargs):
     with open(os.environ["BPROP_TEST_ANALYSES"], "a", encoding="utf-8") as fh:
         fh.write("analysis\n")
     if "RAISE_IN_ANALYSIS" in text:
         raise RuntimeError("planted")
-    return _analyze(text, *args, **kwargs)
+    return _analyse(self, text, *args, **kwargs)
 
 
-engine.analyze = analyze
+DocumentSession.analyse = analyse
 
 if __name__ == "__main__":
     from bprop_lsp.cli.main import main

@@ -111,3 +111,30 @@ async def test_quick_fix_for_clients_that_echo_little(client, context):
     (fix,) = [a for a in actions if a.is_preferred]
     s.change(URI, edits_for(fix.edit, URI, versioned=False))
     assert lines_of(s.texts[URI])[SEED_DEF_LINE] == "    def bprop(self, x, y, out, dout):"
+
+
+async def test_quick_fix_trusts_the_clients_checked_data_and_falls_back_to_the_servers(client):
+    """As ruff's server does, a quick fix is built from the data the client sends back when it is of the current
+    text and was checked before publishing; unchecked or tampered-with data falls back to the server's copy."""
+    s = await _session(client, client_capabilities("visual-studio-code"))
+    s.open(URI, SEED)
+    (diag,) = await s.diagnostics(URI, expect=bool)
+
+    def fix_of(actions):
+        (fix,) = [a for a in actions if a.kind == "quickfix" and a.is_preferred]
+        return edits_for(fix.edit, URI, versioned=True, version=1)
+
+    (server_edit,) = fix_of(await s.code_actions(URI, [diag]))
+    assert server_edit.new_text == ", dout"
+    # The client's own copy, marked checked: used as it is (here its edit text is changed to show which is used).
+    data = dict(diag.data, checked=True)
+    data["fix"] = dict(data["fix"], edits=[[*data["fix"]["edits"][0][:4], ", dout  "]])
+    trusted = types.Diagnostic(range=diag.range, message=diag.message, code=diag.code, source=diag.source, data=data)
+    (edit,) = fix_of(await s.code_actions(URI, [trusted]))
+    assert edit.new_text == ", dout  "
+    # Not marked checked, or malformed: the server's copy.
+    for bad in (dict(data, checked=False), dict(data, fix={"title": "x", "edits": "nope"})):
+        untrusted = types.Diagnostic(range=diag.range, message=diag.message, code=diag.code, source=diag.source,
+                                     data=bad)
+        (edit,) = fix_of(await s.code_actions(URI, [untrusted]))
+        assert edit.new_text == ", dout"

@@ -32,13 +32,15 @@ class DocumentSession:
         self.name = name  # for logs only
         self._doc = ParsedDocument()
 
-    def analyse(self, text: str, settings: Settings = Settings(), *, with_syntax_errors: bool = False) -> Analysis:
+    def analyse(self, text: str, settings: Settings = Settings(), *, with_syntax_errors: bool = False,
+                with_skeletons: bool = False) -> Analysis:
         """Findings for ``text``; ``Analysis.fixes_verified`` is False until ``verify`` has run.
 
         Syntax errors are left out unless asked for (parso's error finder is a third of a keystroke's cost in a
-        large file; the fix checks count them when they need to)."""
+        large file; the fix checks count them when they need to); so are the skeletons of every Cell without a
+        bprop (an editor asks ``plan_skeletons`` for the ones around the cursor instead)."""
         analysis = analyze_document(self._doc, text, settings, verify_fixes=False,
-                                    with_syntax_errors=with_syntax_errors, with_skeletons=True)
+                                    with_syntax_errors=with_syntax_errors, with_skeletons=with_skeletons)
         analysis.text = text
         analysis.settings = settings
         analysis.fixes_verified = not any(f.fix is not None for f in analysis.findings)

@@ -17,7 +17,7 @@ from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
 
 from .. import __version__
-from . import code_action, code_action_resolve, diagnostics, did_change, did_close, did_open, hover, notebook
+from . import code_action, diagnostics, did_change, did_close, did_open, fix_all, hover, notebook
 from . import inlay_hint
 from . import transport, workspace_scan, workspace_settings
 from .capabilities import ClientCaps
@@ -231,7 +231,7 @@ def create_server() -> BpropServer:
     ))(diagnostics.document_diagnostic)
     ls.feature(types.WORKSPACE_DIAGNOSTIC)(workspace_scan.workspace_diagnostic)
     ls.feature(types.TEXT_DOCUMENT_CODE_ACTION, code_action.OPTIONS)(code_action.code_action)
-    ls.feature(types.CODE_ACTION_RESOLVE)(code_action_resolve.resolve)
+    ls.feature(types.CODE_ACTION_RESOLVE)(fix_all.resolve)
     ls.feature(types.TEXT_DOCUMENT_HOVER)(hover.hover)
     ls.feature(types.TEXT_DOCUMENT_INLAY_HINT, inlay_hint.OPTIONS)(inlay_hint.inlay_hint)
     ls.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)(workspace_settings.did_change_configuration)

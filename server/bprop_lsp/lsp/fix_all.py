@@ -1,11 +1,39 @@
-"""``codeAction/resolve``: compute the fix-all edit only when the user picks the action."""
+"""``source.fixAll.bprop-lsp``: every safe fix at once. Its edit is computed by ``codeAction/resolve`` only when
+the user picks the action, for clients that can resolve it; at once otherwise."""
 from __future__ import annotations
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcContentModified
 
 from .convert import Lines
+from .diagnostics import SOURCE
 from .edits import minimal_edits, workspace_edit
+
+KIND = f"{types.CodeActionKind.SourceFixAll.value}.{SOURCE}"
+
+
+async def action(ls, state, *, explicitly_asked: bool, version, revision) -> types.CodeAction | None | bool:
+    """The fix-all action (None: not offered; False: the document changed while its edit was computed)."""
+    lazy = ls.caps.code_action_resolve_edit
+    # Without resolve support the edit must be computed now (the engine's fix_all re-analyses the file),
+    # so such clients get fix-all only when they ask for the kind, not on every lightbulb request.
+    if not (explicitly_asked or (lazy and _has_safe_fix(state))):
+        return None
+    result = types.CodeAction(title="bprop-lsp: fix all auto-fixable problems", kind=KIND,
+                              data={"uri": state.doc.uri, "version": version, "rev": revision})
+    if not lazy:
+        edit = await fix_all_edit(ls, state, version)
+        if edit is None or state.doc.revision != revision:
+            return False
+        result.edit = edit
+    return result
+
+
+def _has_safe_fix(state) -> bool:
+    result = state.result
+    if result is None:
+        return False
+    return any(f.fix is not None and f.fix.is_safe for f in result.analysis.findings)
 
 
 def _fix_all_edits(text: str, settings, lines: Lines, encoding: str) -> list[types.TextEdit]:
