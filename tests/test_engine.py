@@ -338,3 +338,35 @@ def test_names_bound_to_each_other_end_as_unknown():
         "op = ops.Custom(lambda x: x, out_shape=lambda s: s, out_dtype=lambda t: t, func_type='pyfunc', bprop=a)\n"
     )
     assert analyze(code).findings == []
+
+
+def test_per_statement_syntax_errors_equal_parsos_whole_tree_check():
+    """The syntax-issue cache (checked per top-level statement, by its text) gives what parso's error finder gives
+    over the whole tree, over random edits of oracle programs with ``__future__`` imports, ``global`` and
+    ``nonlocal`` in them (statements whose errors depend on others)."""
+    import glob
+    import random
+
+    from bprop_lsp.engine.parsing import ParsedDocument, grammar
+
+    def issues(found):
+        return [(i.start_pos, i.end_pos, i.code, i.message) for i in found]
+
+    rnd = random.Random(11)
+    files = sorted(glob.glob(str(__import__("pathlib").Path(__file__).parent / "fixtures/oracle/cases/*.py")))[3::9]
+    extras = ["from __future__ import annotations\n", "global_step = 0\n", "def f():\n    global g\n    g = 1\n",
+              "def outer():\n    x = 1\n    def inner():\n        nonlocal x\n        x = 2\n    return inner\n",
+              "x = 1\nfrom __future__ import division\n", "nonlocal y\n"]
+    for path in files:
+        doc = ParsedDocument()
+        text = open(path, encoding="utf-8", newline="").read()
+        for _ in range(25):
+            if rnd.random() < 0.3:
+                lines = text.splitlines(keepends=True)
+                at = rnd.randrange(len(lines) + 1)
+                text = "".join(lines[:at]) + rnd.choice(extras) + "".join(lines[at:])
+            else:
+                pos = rnd.randrange(len(text) + 1)
+                text = text[:pos] + rnd.choice(["a", " ", "(", ":", "#", "\n", "'", ""]) + text[pos:]
+            module = doc.parse(text)
+            assert issues(doc.syntax_errors(module)) == issues(grammar().iter_errors(grammar().parse(text))), text

@@ -300,6 +300,19 @@ class _Issue:
 _CONTEXTUAL = ("error_node", "error_leaf")
 
 
+def _declares_scope(node) -> bool:
+    """Whether a ``global`` or ``nonlocal`` statement is in ``node`` (their errors depend on the enclosing scopes)."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n.type in ("global_stmt", "nonlocal_stmt"):
+            return True
+        kids = getattr(n, "children", None)
+        if kids:
+            stack.extend(kids)
+    return False
+
+
 class _IssueCache:
     """Text of one top-level statement (with its position on its first line) -> its issues, relative to its
     first line. Two generations, so statements unchanged since the last few analyses hit and the cache stays
@@ -322,7 +335,7 @@ class _IssueCache:
                 continue
             (l0, c0), (l1, c1) = child.start_pos, child.end_pos
             text = "".join(lines[l0 - 1:l1])
-            if "nonlocal" in text or "global" in text or "__future__" in text:
+            if ("nonlocal" in text or "global" in text) and _declares_scope(child):
                 return list(g.iter_errors(module))
             # Some issues sit on the leaf after the statement ("expected an indented block" at the next
             # statement, after blank lines in its prefix): that leaf is part of the key too.
@@ -331,16 +344,20 @@ class _IssueCache:
             nxt = children[index + 1].get_first_leaf() if index + 1 < len(children) else None
             after = None if nxt is None else (nxt.type, nxt.start_pos[0] - l0, nxt.start_pos[1], nxt.end_pos[0] - l0,
                                               nxt.end_pos[1], nxt.prefix)
-            keys.append((child, l0, (c0, c1, l1 - l0, child.get_first_leaf().prefix, text, after)))
+            # A ``from __future__`` import is valid only before other statements: checked every time (parso's
+            # check reads the statements before it), never cached by its own text.
+            key = None if "__future__" in text else (c0, c1, l1 - l0, child.get_first_leaf().prefix, text, after)
+            keys.append((child, l0, key))
         issues: list = []
         for child, l0, key in keys:
-            rel = self.new.get(key)
+            rel = None if key is None else self.new.get(key)
             if rel is None:
-                rel = self.old.get(key)
+                rel = None if key is None else self.old.get(key)
                 if rel is None:
                     rel = [((i.start_pos[0] - l0, i.start_pos[1]), (i.end_pos[0] - l0, i.end_pos[1]), i.code, i.message)
                            for i in g._get_normalizer_issues(child, g._error_normalizer_config)]
-                self.new[key] = rel
+                if key is not None:
+                    self.new[key] = rel
             for (sl, sc), (el, ec), code, message in rel:
                 issues.append(_Issue((sl + l0, sc), (el + l0, ec), code, message))
         if len(self.new) > self.SIZE:

@@ -32,6 +32,12 @@ class DocumentSession:
         self.name = name  # for logs only
         self._doc = ParsedDocument()
 
+    def parse(self, text: str) -> None:
+        """Parse ``text`` now (``analyse`` then finds the tree ready): lets an editor treat the tree, which lives as
+        long as the document, apart from the analysis's temporaries (e.g. freeze it out of the collector's way)."""
+        if "bprop" in text or "construct" in text:
+            self._doc.parse(text)
+
     def analyse(self, text: str, settings: Settings = Settings(), *, with_syntax_errors: bool = False,
                 with_skeletons: bool = False) -> Analysis:
         """Findings for ``text``; ``Analysis.fixes_verified`` is False until ``verify`` has run.

@@ -192,19 +192,19 @@ class Scheduler:
         t0 = time.perf_counter()
         ticket = object()
         self._analyses_waiting.add(ticket)
-        try:
-            analysis = await self.run(self._analyse_text, state, text, settings, ticket)
-        finally:
-            self._analyses_waiting.discard(ticket)
-        log.info("analysed %s v%s in %.1f ms", doc.uri, version, (time.perf_counter() - t0) * 1e3)
+        freeze = None
         if not state.analysed_once:
-            state.analysed_once = True
             # A new tree lives as long as the document: keep the collector from re-walking it on every pass
             # (a full collection over a 10k-line tree costs ~100 ms; frozen, it costs nothing).
             from .did_close import collection_pending
 
-            if not collection_pending():
-                gc.freeze()
+            freeze = not collection_pending()
+        try:
+            analysis = await self.run(self._analyse_text, state, text, settings, ticket, freeze)
+        finally:
+            self._analyses_waiting.discard(ticket)
+        log.info("analysed %s v%s in %.1f ms", doc.uri, version, (time.perf_counter() - t0) * 1e3)
+        state.analysed_once = True
         if state.closed or state.doc is not doc or doc.revision != revision:
             return  # stale: a newer version is (or will be) analysed
         needs_check = any(f.fix is not None for f in analysis.findings)
@@ -305,11 +305,24 @@ class Scheduler:
             progress.next += 1
         return out
 
-    def _analyse_text(self, state: DocState, text: str, settings, ticket):
+    def _analyse_text(self, state: DocState, text: str, settings, ticket, freeze: bool | None = None):
+        """``freeze`` (a document's first analysis, None otherwise): the collector is off while its tree is built
+        (each full collection would walk the growing tree: pauses of hundreds of ms in a 10k-line file), and with
+        ``freeze`` the tree is frozen out of the collector's way before the rules run (their temporaries stay
+        collectable)."""
         self._analyses_waiting.discard(ticket)  # running: no longer waiting for the worker
+        session = state.engine_session()
+        if freeze is not None:
+            gc.disable()
+            try:
+                session.parse(text)
+                if freeze:
+                    gc.freeze()
+            finally:
+                gc.enable()
         # Neither syntax errors nor fix checks on the keystroke path: syntax errors are not published, and the
         # fixes are checked after the diagnostics are out (``_verify``), which counts the errors itself.
-        return state.engine_session().analyse(text, settings)
+        return session.analyse(text, settings)
 
     def warm_up(self) -> None:
         """Import the engine and load parso's grammar off the event loop, before the first document arrives."""
