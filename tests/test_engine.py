@@ -191,8 +191,9 @@ def test_incremental_trees_equal_fresh_parses_after_random_edits():
         doc.parse(text)
         for _ in range(40):
             pos = rnd.randrange(len(text) + 1)
-            ch = rnd.choice(["a", " ", "(", ")", ":", "#", "'", "1", "\t", "中", "😀", ",", "=", "\\", ""])
-            if ch == "" and pos < len(text) and text[pos] not in "\r\n":
+            ch = rnd.choice(["a", " ", "(", ")", ":", "#", "'", "1", "\t", "中", "😀", ",", "=", "\\", "", "\n", "\n",
+                             "\n    ", "\r\n"])
+            if ch == "" and pos < len(text) and (text[pos] not in "\r\n" or rnd.random() < 0.5):
                 text = text[:pos] + text[pos + 1:]
             elif ch:
                 text = text[:pos] + ch + text[pos:]

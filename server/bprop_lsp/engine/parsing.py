@@ -31,6 +31,9 @@ from parso.python.tree import Module
 from parso.utils import split_lines
 
 _log = logging.getLogger(__name__)
+# The prefix of the keys of statement facts (Program.statement_facts) that hold positions: dropped when lines are
+# inserted or removed above their statement; the others hold nodes, which move with their leaves.
+POSITIONAL = "pos:"
 
 
 @lru_cache(maxsize=1)
@@ -157,25 +160,50 @@ def _parse_statement(snippet: str, first: int):
     return node
 
 
-def _splice(module: Module, old: list[str], new: list[str]) -> Module | None:
-    """Re-parse only the top-level statement an in-line edit touched, in place; None when that is not possible."""
-    if len(old) != len(new) or len(old) < 2:
+def _splice(module: Module, old: list[str], new: list[str], leaves_of=None) -> tuple[Module, int, int] | None:
+    """Re-parse only the top-level statement an edit touched, in place: (module, index of the first top-level child
+    after it, lines added (negative: removed)), the children from that index on having been moved by that many
+    lines; None when that is not possible (the edit spans statements, or the statement does not parse on its own
+    as one clean statement). ``leaves_of(child)``: the leaves of a top-level child (a cache), for moving them."""
+    if len(old) < 2 or len(new) < 2:
         return None
     changed = [op for op in line_opcodes(old, new) if op[0] != "equal"]
-    if len(changed) != 1 or changed[0][0] != "replace":
+    if len(changed) != 1:
         return None
-    _, i1, i2, _, _ = changed[0]
-    where = _statement_at(module.children, i1, i2)
+    _, i1, i2, j1, j2 = changed[0]
+    delta = len(new) - len(old)
+    children = module.children
+    where = _statement_at(children, i1, max(i2, i1 + 1))
     if where is None:
         return None
     index, first, end = where
-    node = _parse_statement("".join(new[first:end]), first)
+    node = _parse_statement("".join(new[first:end + delta]), first)
     if node is None:
         return None
     node.parent = module
-    module.children[index] = node
+    children[index] = node
+    if delta:
+        # Positions live in the leaves (parso computes a node's from its first and last leaf): move every leaf
+        # after the edit. No parsing, and the nodes keep their identity.
+        for child in children[index + 1:]:
+            for leaf in (leaves_of(child) if leaves_of is not None else _leaves(child)):
+                leaf.line += delta
     module._used_names = None
-    return module
+    return module, index + 1, delta
+
+
+def _leaves(node) -> list:
+    leaves = []
+    stack = [node]
+    pop, extend, append = stack.pop, stack.extend, leaves.append
+    while stack:
+        n = pop()
+        kids = getattr(n, "children", None)
+        if kids is None:
+            append(n)
+        else:
+            extend(kids)
+    return leaves
 
 
 def parse_text(text: str) -> Module:
@@ -198,7 +226,15 @@ class ParsedDocument:
         self.lines: list[str] | None = None
         # id(top-level node) -> (node, scan results, statement facts): see ``Program._scan``.
         self.statements: dict[int, tuple] = {}
+        # id(top-level node) -> (node, its leaves): what moves when lines are inserted or removed above it.
+        self._leaves: dict[int, tuple] = {}
         self._issues = _IssueCache()
+
+    def _leaves_of(self, child) -> list:
+        entry = self._leaves.get(id(child))
+        if entry is None or entry[0] is not child:
+            entry = self._leaves[id(child)] = (child, _leaves(child))
+        return entry[1]
 
     def parse(self, text: str) -> Module:
         """The tree of ``text``; only what changed since the last parse is parsed again."""
@@ -210,10 +246,25 @@ class ParsedDocument:
                 if old_lines == lines:
                     self.text = text
                     return old_module
-                module = _splice(old_module, old_lines, lines)
-                if module is None:
+                spliced = _splice(old_module, old_lines, lines, self._leaves_of)
+                if spliced is not None:
+                    module, moved_from, delta = spliced
+                    if len(self._leaves) > 2 * len(module.children):  # entries of replaced statements
+                        live = {id(c) for c in module.children}
+                        self._leaves = {k: v for k, v in self._leaves.items() if k in live}
+                    if delta:
+                        # The moved statements' scan results and facts hold nodes, which moved with their leaves;
+                        # facts that hold positions are read again.
+                        for child in module.children[moved_from:]:
+                            entry = self.statements.get(id(child))
+                            if entry is not None and entry[0] is child:
+                                facts = entry[2]
+                                for key in [k for k in facts if k.startswith(POSITIONAL)]:
+                                    del facts[key]
+                else:
                     # The diff parser re-links nodes in place: caches keyed by top-level node are void.
                     self.statements.clear()
+                    self._leaves.clear()
                     try:
                         g = grammar()
                         module = _PrefixSuffixDiffParser(g._pgen_grammar, g._tokenizer, old_module).update(old_lines, lines)
@@ -222,6 +273,7 @@ class ParsedDocument:
                         module = None
             if module is None:
                 self.statements.clear()
+                self._leaves.clear()
                 module = _full_parse(lines)
             self.module, self.text, self.lines = module, text, lines
             return module
@@ -276,6 +328,7 @@ class ParsedDocument:
         with self._lock:
             self.module = self.text = self.lines = None
             self.statements.clear()
+            self._leaves.clear()
             self._issues = _IssueCache()
 
 

@@ -12,6 +12,7 @@ from typing import Iterator
 
 from parso.python import tree
 
+from .parsing import POSITIONAL  # statement facts under keys with this prefix hold positions
 from .text import LineIndex
 
 CELL_NAMES = {"mindspore.nn.Cell", "mindspore.nn.cell.Cell", "mindspore.Cell"}
@@ -381,7 +382,9 @@ class Program:
         """A dict for facts read from the top-level statement holding ``node`` and nothing else (what its calls
         are, which ``self.`` attributes its methods assign ...): kept with the statement while an edit elsewhere
         leaves it untouched, so such facts are read once per statement, not once per keystroke. Keys are the
-        callers'; a fact about an inner node keeps the node with it (``(node, value)``) and checks identity."""
+        callers'; a fact about an inner node keeps the node with it (``(node, value)``) and checks identity.
+        Facts are kept when lines are inserted or removed above the statement (its nodes move with their leaves),
+        except those under keys starting with ``POSITIONAL``: a fact holding a position must use such a key."""
         # Up to the top-level statement (a forked tree's unchanged statements have the document's module as
         # parent, its re-parsed ones the fork: both are top level).
         top = node
@@ -479,7 +482,7 @@ class Program:
         element = children[min(bisect.bisect_left(ends, position), len(children) - 1)]
         if position < element.start_pos:
             return None  # on a prefix
-        cache = self.statement_facts(element).setdefault("outermost_at", {})
+        cache = self.statement_facts(element).setdefault(POSITIONAL + "outermost_at", {})
         key = (position, types)
         if key in cache:
             return cache[key]
@@ -502,9 +505,9 @@ class Program:
         ends = []
         for child in self.module.children:
             facts = self.statement_facts(child)
-            end = facts.get("end_pos")
+            end = facts.get(POSITIONAL + "end")
             if end is None:
-                end = facts["end_pos"] = child.end_pos
+                end = facts[POSITIONAL + "end"] = child.end_pos
             ends.append(end)
         return ends
 
