@@ -139,7 +139,8 @@ def _analyze_module(module, text: str, settings: Settings, with_syntax_errors: b
     """The findings of ``module``: a one-off tree, ``doc``'s tree, or (``fork``) a fix's tree forked from it."""
     from ..rules import ALL_RULES
 
-    program = Program(module, text, doc.statements if doc is not None else None, update_statements=not fork)
+    program = Program(module, text, doc.statements if doc is not None else None, update_statements=not fork,
+                      lines=doc.lines if doc is not None and not fork else None)
     ctx = Context(program, settings)
     ctx.want_fixes = want_fixes
     evidence = _mode_evidence(ctx, settings)

@@ -331,12 +331,13 @@ def call_arguments(trailer) -> tuple[list, dict[str, tree.BaseNode], bool]:
 
 class Program:
     def __init__(self, module: tree.Module, text: str, statements: dict | None = None, *,
-                 update_statements: bool = True):
+                 update_statements: bool = True, lines: list[str] | None = None):
         """``statements``: the document's per-statement scan cache (``ParsedDocument.statements``), read and, with
         ``update_statements``, brought up to date; a fix's forked tree only reads it."""
         self.module = module
         self.text = text
         self._statement_cache = statements
+        self._lines = lines  # ``text`` split by the parser (line breaks kept), when at hand
         self._update_statements = update_statements
         self.imports: dict[str, str] = {}
         self.import_nodes: list = []
@@ -567,7 +568,7 @@ class Program:
 
     @cached_property
     def index(self) -> LineIndex:
-        return LineIndex(self.text)
+        return LineIndex(self.text, self._lines)
 
     @cached_property
     def assignments(self) -> dict[str, list]:

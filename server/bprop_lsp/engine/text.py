@@ -20,9 +20,13 @@ def split_lines(text: str) -> list[str]:
 class LineIndex:
     """Maps between code-point offsets and (line, column) positions."""
 
-    def __init__(self, text: str):
+    def __init__(self, text: str, lines: list[str] | None = None):
+        """``lines``: ``text`` already split with the line breaks kept (the parser's lines), to not split again."""
         self.text = text
-        if "\r" in text:
+        if lines is not None:
+            starts = [0, *accumulate(len(line) for line in lines)]
+            starts.pop()  # where the last line ends is not a line start
+        elif "\r" in text:
             starts = [0]
             starts.extend(m.end() for m in LINE_BREAK.finditer(text))
         else:  # the common case, in C: ~10x faster than the regex on a large file
