@@ -150,6 +150,16 @@ def p90(values: list[float]) -> float:
     return ordered[min(len(ordered) - 1, int(round(0.9 * (len(ordered) - 1))))]
 
 
+def _verdict(size: int, kind: str, med_ratio: float, spread: float) -> str:
+    """The issue's targets at 10,000 lines: median <= 0.1x ast.parse (a newline near the top <= 0.5x), p90 <= 2x
+    the median."""
+    if size != 10000:
+        return ""
+    limit = 0.5 if kind == "newline-top" else 0.1
+    ok = med_ratio <= limit and spread <= 2.0
+    return f"med <= {limit}x, p90 <= 2x med: {'PASS' if ok else 'FAIL'}"
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--corpus", default=os.environ.get("BENCH_CORPUS", "/tmp/bprop-bench-corpus"),
@@ -162,8 +172,8 @@ def main() -> int:
     args = ap.parse_args()
     kinds = args.kinds.split(",")
     print(f"{'lines':>6} {'client':>5} {'edit':>16} | {'ast.parse':>9} | {'median':>9} {'p90':>9} | "
-          f"{'med/ast':>7} {'p90/ast':>7} {'p90/med':>7}")
-    print("-" * 96)
+          f"{'med/ast':>7} {'p90/ast':>7} {'p90/med':>7}  target (issue 10, at 10,000 lines)")
+    print("-" * 130)
     for size in (int(s) for s in args.sizes.split(",")):
         text = corpus_file(args.corpus, size, args.generator)
         for client in args.clients.split(","):
@@ -173,7 +183,8 @@ def main() -> int:
             for kind, lat in rows.items():
                 med, hi = statistics.median(lat), p90(lat)
                 print(f"{text.count(chr(10)):>6} {client:>5} {kind:>16} | {t_ast * 1e3:>7.1f}ms | {med * 1e3:>7.1f}ms "
-                      f"{hi * 1e3:>7.1f}ms | {med / t_ast:>7.2f} {hi / t_ast:>7.2f} {hi / med:>7.2f}", flush=True)
+                      f"{hi * 1e3:>7.1f}ms | {med / t_ast:>7.2f} {hi / t_ast:>7.2f} {hi / med:>7.2f}  "
+                      f"{_verdict(size, kind, med / t_ast, hi / med)}", flush=True)
     return 0
 
 
