@@ -132,7 +132,7 @@ class Scheduler:
         return True
 
     def _store_empty(self, state: DocState, settings, *, skipped: str) -> None:
-        from ..engine.analysis import Analysis
+        from ..engine import Analysis
 
         doc = state.doc
         state.result = Result(doc.version, settings, Analysis(), [], f"{doc.version}.{next(self._ids)}", True,
