@@ -5,6 +5,8 @@ file runs in), applies ``# noqa``, and re-checks every fix before offering it.
 """
 from __future__ import annotations
 
+import bisect
+import itertools
 import logging
 import re
 from dataclasses import dataclass, field, replace
@@ -504,6 +506,15 @@ def verified_findings(findings: list[Finding], text: str, settings: Settings, do
 _BATCH_MIN = 4
 
 
+def fixes_checked_together(findings: list[Finding], text: str, settings: Settings, doc: ParsedDocument | None = None,
+                           base_errors: int = 0) -> set[int]:
+    """ids of the findings whose fix passes when every fix is applied at once (see ``_batch_cleared``)."""
+    fixable = [f for f in findings if f.fix is not None]
+    if len(fixable) < 2:
+        return set()
+    return _batch_cleared(text, fixable, settings, base_errors, doc)
+
+
 def _parse_fixed(text: str, fixed: str, doc: ParsedDocument | None):
     """The tree of ``fixed`` (``text`` with a fix applied) and whether it is a fork of ``doc``'s tree: the fix's
     statements parsed afresh, the rest shared read-only; a full parse when that is not possible."""
@@ -535,12 +546,25 @@ def _batch_cleared(text: str, fixable: list[Finding], settings: Settings, base_e
         return set()
     if after is None:
         return set()
-    everything = Fix("all fixes", tuple(edits))
+    # Where each finding's line is after all the edits (``_same_place`` for many edits at once: the edits are sorted
+    # and do not overlap, so the shift at a line is a prefix sum).
+    ends = [e.span.end for e in edits]
+    deltas = list(itertools.accumulate(len(_LINE_BREAKS.findall(e.new_text)) - (e.span.end.line - e.span.start.line)
+                                       for e in edits))
+    still = {(f.code, f.span.start.line) for f in after.findings}
     cleared = set()
     for finding in fixable:
-        if not any(f.code == finding.code and _same_place(f, finding, everything) for f in after.findings):
+        start = finding.span.start
+        before = bisect.bisect_right(ends, start)  # edits ending at or before the finding's start
+        line = start.line + (deltas[before - 1] if before else 0)
+        if before < len(edits) and edits[before].span.start <= start:
+            line += edits[before].span.start.line - start.line  # an edit replacing the finding's start
+        if (finding.code, line) not in still:
             cleared.add(id(finding))
     return cleared
+
+
+_LINE_BREAKS = re.compile(r"\r\n|\r|\n")
 
 
 def _recheck(text: str, fixed: str, settings: Settings, codes: tuple[str, ...], base_errors: int,

@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Callable
 
-from .analysis import Analysis, analyze_document, count_syntax_errors, verified_findings
+from .analysis import Analysis, analyze_document, count_syntax_errors, fixes_checked_together, verified_findings
 from .fixes import fix_all as _fix_all
 from .model import Finding
 from .parsing import ParsedDocument
@@ -69,6 +69,12 @@ class DocumentSession:
         error count when known (counted otherwise)."""
         return verified_findings(findings, text, settings, self._doc, base_errors=base_errors, stale=stale,
                                  rejected=rejected)
+
+    def cleared_together(self, findings: list[Finding], text: str, settings: Settings) -> set[int]:
+        """ids of the findings whose fixes pass when all of them are applied at once to ``text`` (one re-parse and
+        one re-check); the others need a check of their own (``check_fixes``). Assumes ``text`` has no syntax
+        error (a text that has some clears nothing)."""
+        return fixes_checked_together(findings, text, settings, self._doc)
 
     def count_syntax_errors(self, text: str) -> int:
         """How many syntax errors ``text`` (the document's current text) has."""

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 DEFAULT_DEBOUNCE_MS = 80
 VERIFY_IDLE_S = 0.4
+VERIFY_GROUP = 32  # fixes checked together in one job
 VERIFY_CHUNK_S = 0.05  # the longest a chunk of fix checks keeps the worker when nothing else waits
 
 
@@ -247,6 +248,17 @@ class Scheduler:
         try:
             t0 = time.perf_counter()
             chunks = 0
+            fixable = [f for f in findings if f.fix is not None]
+            if len(fixable) >= 2:
+                # Fixes applied a group at a time, each group re-parsed and re-checked in one job: those a group
+                # clears need no check of their own (400 findings: 13 re-checks instead of 400). A group costs
+                # about what one fix costs (the re-check of the file dominates), so the worker is not held longer.
+                for start in range(0, len(fixable), VERIFY_GROUP):
+                    group = fixable[start:start + VERIFY_GROUP]
+                    progress.cleared |= await self.run(progress.session.cleared_together, group, text, result.settings)
+                    if stale():
+                        log.info("dropped the fix checks of %s v%s (outdated)", doc.uri, result.version)
+                        return
             while progress.next < len(findings):
                 # One chunk per worker job: analyses submitted meanwhile run before the next chunk.
                 chunk = await self.run(self._verify_chunk, findings, progress, stale)
@@ -282,7 +294,7 @@ class Scheduler:
         checks = 0
         while progress.next < len(findings):
             finding = findings[progress.next]
-            if finding.fix is not None:
+            if finding.fix is not None and id(finding) not in progress.cleared:
                 if stale():
                     return None
                 if checks and (self._analyses_waiting or time.perf_counter() > deadline):
@@ -371,6 +383,7 @@ class _VerifyProgress:
         self.text, self.settings, self.session = text, settings, session
         self.next = 0
         self.base_errors: int | None = None
+        self.cleared: set[int] = set()  # ids of the findings whose fixes were checked together
 
 
 def _display(uri: str) -> str:
