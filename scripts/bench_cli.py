@@ -4,7 +4,7 @@
     python3 scripts/bench_cli.py                       # T1 and T2 on generated trees (see --help for sizes)
     python3 scripts/bench_cli.py --only t2 --repeat 7
     python3 scripts/bench_cli.py --corpus DIR          # T1's measurements over an existing tree instead
-    python3 scripts/bench_cli.py --pythonpath OLD/server   # time another checkout's code (before/after)
+    python3 scripts/bench_cli.py --before OLD/server     # and another checkout's code in the same paired runs
 
 T1  ``bprop-lsp check`` over a tree where every file contains ``bprop`` (realistic model files from
     gen_corpus.py): wall time <= 1x reading + ``ast.parse`` of every file, serially, in one process.
@@ -135,6 +135,17 @@ def bprop_cmd(root: Path, jobs: str | None) -> list[str]:
     return [sys.executable, "-m", "bprop_lsp", "check", *(["-j", jobs] if jobs else []), "--no-color", str(root)]
 
 
+def check_commands(root: Path, cpus: int, env, before_env) -> dict[str, tuple[list[str], dict | None]]:
+    commands = {}
+    for prefix, e in (("", env), ("before: ", before_env)):
+        if prefix and before_env is None:
+            continue
+        commands[f"{prefix}bprop-lsp check (default -j)"] = (bprop_cmd(root, None), e)
+        commands[f"{prefix}bprop-lsp check -j 1"] = (bprop_cmd(root, "1"), e)
+        commands[f"{prefix}bprop-lsp check -j {cpus}"] = (bprop_cmd(root, str(cpus)), e)
+    return commands
+
+
 def find_ruff() -> list[str] | None:
     here = Path(sys.executable).parent / "ruff"
     if here.is_file():
@@ -143,19 +154,20 @@ def find_ruff() -> list[str] | None:
     return [found] if found else None
 
 
-def measure(name: str, root: Path, baseline_name: str, baseline, commands: dict[str, list[str]], repeat: int, env) -> dict:
+def measure(name: str, root: Path, baseline_name: str, baseline, commands: dict[str, tuple[list[str], dict | None]],
+            repeat: int) -> dict:
     """Per repetition: the baseline and each command back to back (rotating order); median times and ratios."""
     times: dict[str, list[float]] = {baseline_name: [], **{k: [] for k in commands}}
     ratios: dict[str, list[float]] = {k: [] for k in commands}
     order = [baseline_name, *commands]
     baseline()  # warm the page cache and the baseline's own imports
-    for label, cmd in commands.items():
+    for cmd, env in commands.values():
         run_timed(cmd, env)
     for rep in range(repeat):
         k = rep % len(order)
         this = {}
         for label in order[k:] + order[:k]:
-            this[label] = baseline() if label == baseline_name else run_timed(commands[label], env)
+            this[label] = baseline() if label == baseline_name else run_timed(*commands[label])
         for label, value in this.items():
             times[label].append(value)
         for label in commands:
@@ -180,12 +192,58 @@ def report(title: str, result: dict, baseline_name: str, verdict_row: str, limit
     return ok
 
 
+def breakdown(paths: list[Path], repeat: int) -> None:
+    """Where the engine's time goes per file with a custom bprop, in this process, against ``ast.parse``.
+
+    Uses engine internals (parsing.parse, analysis._analyze_module/_syntax_errors): a measurement, not an API.
+    """
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
+    from bprop_lsp.engine import Settings, analyze
+    from bprop_lsp.engine import analysis as engine_analysis
+    from bprop_lsp.engine.parsing import parse
+
+    texts = [p.read_bytes().decode("utf-8") for p in paths]
+    texts = [t for t in texts if "bprop" in t]
+    settings = Settings()
+    analyze("class C:\n    def bprop(self, x, out, dout):\n        return (dout,)\n", settings)
+    steps = ("ast.parse", "parso parse", "parso syntax errors", "rules", "analyze, no fix checks", "analyze (CLI: with fix checks)")
+    totals: dict[str, list[float]] = {s: [] for s in steps}
+    for _ in range(repeat):
+        this = dict.fromkeys(steps, 0.0)
+        for text in texts:
+            t0 = time.perf_counter()
+            ast.parse(text)
+            t1 = time.perf_counter()
+            module = parse(text)
+            t2 = time.perf_counter()
+            engine_analysis._syntax_errors(module)
+            t3 = time.perf_counter()
+            engine_analysis._analyze_module(module, text, settings, with_syntax_errors=False)
+            t4 = time.perf_counter()
+            analyze(text, settings, verify_fixes=False)
+            t5 = time.perf_counter()
+            analyze(text, settings)
+            t6 = time.perf_counter()
+            for step, dt in zip(steps, (t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4, t6 - t5)):
+                this[step] += dt
+        for step in steps:
+            totals[step].append(this[step])
+    lines = sum(t.count("\n") for t in texts)
+    base = statistics.median(totals["ast.parse"])
+    print(f"\nengine breakdown: {len(texts)} files with bprop, {lines} lines, one process, median of {repeat}")
+    for step in steps:
+        m = statistics.median(totals[step])
+        print(f"  {step:34} {m * 1000:9.0f} ms {m / base:6.2f}x ast.parse  {m / len(texts) * 1000:7.1f} ms/file")
+    full, nofix = (statistics.median(totals[s]) for s in steps[-1:-3:-1])
+    print(f"  {'fix checks (difference)':34} {(full - nofix) * 1000:9.0f} ms {(full - nofix) / base:6.2f}x ast.parse")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--only", choices=("t1", "t2"), help="run one of the two targets")
     ap.add_argument("--repeat", type=int, default=5, help="paired repetitions (default 5)")
-    ap.add_argument("--t1-files", type=int, default=40)
-    ap.add_argument("--t1-lines", type=int, nargs=2, default=(300, 2500), metavar=("MIN", "MAX"))
+    ap.add_argument("--t1-files", type=int, default=24)
+    ap.add_argument("--t1-lines", type=int, nargs=2, default=(300, 1500), metavar=("MIN", "MAX"))
     ap.add_argument("--t2-files", type=int, default=2000)
     ap.add_argument("--t2-lines", type=int, nargs=2, default=(100, 600), metavar=("MIN", "MAX"))
     ap.add_argument("--t2-bprop", type=float, default=1.0, help="percent of T2's files with a custom bprop (1)")
@@ -193,12 +251,19 @@ def main() -> int:
     ap.add_argument("--generator", default=DEFAULT_GENERATOR, help=f"gen_corpus.py (default {DEFAULT_GENERATOR})")
     ap.add_argument("--pythonpath", metavar="DIR", help="put DIR first on PYTHONPATH of the bprop-lsp runs "
                                                          "(another checkout's server/ folder: before/after)")
+    ap.add_argument("--before", metavar="DIR", help="also time another checkout's server/ folder in the same paired "
+                                                     "runs (rows marked 'before:')")
     ap.add_argument("--keep", metavar="DIR", help="write the generated trees here and keep them")
+    ap.add_argument("--breakdown", action="store_true", help="also time the engine's steps in-process on T1's files "
+                                                             "(parse, syntax errors, rules, fix checks)")
     a = ap.parse_args()
 
     env = None
     if a.pythonpath:
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [a.pythonpath, os.environ.get("PYTHONPATH")])))
+    before_env = None
+    if a.before:
+        before_env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [a.before, os.environ.get("PYTHONPATH")])))
     generate = _load_generator(a.generator)
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
@@ -220,13 +285,13 @@ def main() -> int:
                 paths = make_tree(root, a.t1_files, *a.t1_lines, 1.0, generate, seed=1)
             with_bprop = sum(1 for p in paths if b"bprop" in p.read_bytes())
             lines = sum(p.read_bytes().count(b"\n") for p in paths)
-            commands = {"bprop-lsp check (default -j)": bprop_cmd(root, None),
-                        "bprop-lsp check -j 1": bprop_cmd(root, "1"),
-                        f"bprop-lsp check -j {cpus}": bprop_cmd(root, str(cpus))}
+            commands = check_commands(root, cpus, env, before_env)
             res = measure("T1", root, "read + ast.parse, serial, in-process", lambda: time_ast(paths), commands,
-                          a.repeat, env)
+                          a.repeat)
             results.append(report(f"\nT1: {len(paths)} files, {lines} lines, {with_bprop} containing 'bprop'", res,
                                   "read + ast.parse, serial, in-process", "bprop-lsp check (default -j)", 1.0))
+            if a.breakdown:
+                breakdown(paths, max(1, min(a.repeat, 3)))
         if a.only in (None, "t2"):
             root = base / "t2"
             paths = make_tree(root, a.t2_files, *a.t2_lines, a.t2_bprop / 100, generate, seed=2)
@@ -241,11 +306,9 @@ def main() -> int:
             else:
                 ruff_cmd = [*ruff, "check", "--select", "E9", "--no-cache", "--quiet", str(root)]
                 version = subprocess.run([*ruff, "--version"], capture_output=True, text=True).stdout.strip()
-                commands = {"bprop-lsp check (default -j)": bprop_cmd(root, None),
-                            "bprop-lsp check -j 1": bprop_cmd(root, "1"),
-                            f"bprop-lsp check -j {cpus}": bprop_cmd(root, str(cpus))}
+                commands = check_commands(root, cpus, env, before_env)
                 res = measure("T2", root, f"{version} check --select E9 --no-cache", lambda: run_timed(ruff_cmd),
-                              commands, a.repeat, env)
+                              commands, a.repeat)
                 results.append(report(title, res, f"{version} check --select E9 --no-cache",
                                       "bprop-lsp check (default -j)", 0.5))
     finally:
