@@ -247,3 +247,29 @@ def test_default_workers_leave_busy_cpus_alone(monkeypatch):
     assert jobs.default_workers() == 2
     monkeypatch.setattr(jobs.os, "getloadavg", lambda: (9.0, 9.0, 9.0))
     assert jobs.default_workers() == 1
+
+
+def test_github_output_checks_no_fixes_and_prints_the_same(tmp_path, monkeypatch, capsys):
+    """The github format shows no fixes: its run skips the fix checks, with the same findings and warnings."""
+    _corpus(tmp_path, 12)
+    (tmp_path / "pkg0" / "match.py").write_text(SEED + "\n\ndef f(x):\n    match x:\n        case 1:\n            return x\n")
+    calls = []
+    real_analyze = jobs.analyze
+
+    def analyze(text, settings=None, **kw):
+        calls.append(kw.get("verify_fixes", True))
+        return real_analyze(text, settings, **kw)
+
+    monkeypatch.setattr(jobs, "analyze", analyze)
+    code, out, err = run(capsys, "check", "--output-format", "github", "-j", "1", str(tmp_path))
+    assert calls and not any(calls)
+    assert code == 2 and "syntax error" in err and "match.py" not in err
+    names = sorted(str(p) for p in tmp_path.rglob("*.py"))
+    checked = jobs.run_jobs([_job(n) for n in names], 1, lambda i, r: None)
+    expected = []
+    for r in checked:
+        expected.extend(f"file={r.path},line={f.span.start.line + 1},col={f.span.start.column + 1}," for f in r.findings)
+    assert calls[-1] is True  # the default options check fixes
+    assert [line.split(",endLine")[0].split("title=bprop-lsp (")[1].split(",", 1)[1] + ","
+            for line in out.splitlines()] == expected
+    assert [m for r in checked for m in r.messages] == [line for line in err.splitlines() if line.startswith("bprop-lsp: ")]

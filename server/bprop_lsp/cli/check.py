@@ -128,7 +128,8 @@ def run_check(args) -> int:
         if is_error:
             had_error, errors = True, errors + 1
 
-    options = Options(fix=bool(args.fix), diff=bool(args.diff), unsafe_fixes=bool(args.unsafe_fixes))
+    options = Options(fix=bool(args.fix), diff=bool(args.diff), unsafe_fixes=bool(args.unsafe_fixes),
+                      shows_fixes=fmt != "github")
     jobs: list[Job] = []
     for path in sorted(_walk(paths, resolver, skipped), key=_path_order):
         display = args.stdin_filename if path == "-" and args.stdin_filename else None

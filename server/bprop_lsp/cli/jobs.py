@@ -55,6 +55,10 @@ class Options:
     fix: bool = False
     diff: bool = False
     unsafe_fixes: bool = False
+    # Whether the output shows which findings have a fix (every format but github: "help:", "[*]", the JSON and
+    # SARIF fix objects, the summary's fixable count). Only then must the fixes be checked (re-parsed and
+    # re-analysed with the fix applied), which costs about a third of a file's analysis.
+    shows_fixes: bool = True
 
 
 @dataclass(frozen=True)
@@ -126,11 +130,17 @@ def _compiles(text: str) -> bool:
 def _check_source(source, job: Job, result: FileResult) -> None:
     settings, opts = job.settings, job.options
     text = source.text
-    analysis = analyze(text, settings)
+    if opts.shows_fixes or opts.fix or opts.diff:
+        analysis = analyze(text, settings)
+        syntax_errors = analysis.syntax_errors
+    else:
+        # Findings only: no fix checks, and parso's syntax errors only for a file CPython rejects.
+        analysis = analyze(text, settings, verify_fixes=False, with_syntax_errors=False)
+        syntax_errors = None if _compiles(text) else analyze(text, settings, verify_fixes=False).syntax_errors
     result.checked = True
-    if analysis.syntax_errors and not _compiles(text):
+    if syntax_errors and not _compiles(text):
         # parso's grammar lags CPython's (``match``, ``except*``): warn only about what Python itself rejects.
-        span, message = analysis.syntax_errors[0]
+        span, message = syntax_errors[0]
         result.messages.append(f"bprop-lsp: warning: {source.path}:{span.start.line + 1}:{span.start.column + 1}: "
                                f"syntax error ({message}); findings may be incomplete")
     if opts.fix or opts.diff:
