@@ -378,6 +378,8 @@ def _plain_utf8(raw: bytes) -> bool:
     second = raw.find(b"\n", first + 1) if first >= 0 else -1
     if b"coding" in (raw if second < 0 else raw[:second]):
         return False
+    if raw.isascii():  # no copy made
+        return True
     try:
         raw.decode("utf-8")
     except UnicodeDecodeError:

@@ -85,14 +85,16 @@ class SettingsResolver:
             self._once(w, None)
         return result.settings
 
-    def resolve(self, path: str | None) -> tuple[Settings, bool]:
-        """The settings for ``path`` (None: stdin without a name) and whether its configuration is broken."""
+    def resolve(self, path: str | None, is_file: bool = False) -> tuple[Settings, bool]:
+        """The settings for ``path`` (None: stdin without a name) and whether its configuration is broken.
+
+        ``is_file``: the path is known not to be a directory (one the walk yielded), so it is not stat'ed."""
         if self.fixed_config is not None:
             return self.fixed_config
         if self.args.isolated or path is None:
             return self._cached(None)
         absolute = os.path.abspath(path if path != "-" else ".")
-        folder = absolute if path == "-" or os.path.isdir(absolute) else os.path.dirname(absolute)
+        folder = absolute if path == "-" or (not is_file and os.path.isdir(absolute)) else os.path.dirname(absolute)
         hit = self.by_folder.get(folder)
         if hit is None:
             hit = self.by_folder[folder] = self._cached(find_pyproject(Path(folder).resolve()))
@@ -133,7 +135,9 @@ def run_check(args) -> int:
     jobs: list[Job] = []
     for path in sorted(_walk(paths, resolver, skipped), key=_path_order):
         display = args.stdin_filename if path == "-" and args.stdin_filename else None
-        settings, broken = resolver.resolve(display if display else (None if path == "-" else path))
+        # (The walk yields no directories: a directory given is walked, a stdin name may be anything.)
+        settings, broken = resolver.resolve(display if display else (None if path == "-" else path),
+                                            is_file=not display and path != "-")
         if resolver.errors:
             for e in resolver.errors:
                 print(f"bprop-lsp: error: {e}", file=sys.stderr)
