@@ -70,16 +70,115 @@ def test_pool_fix_equals_serial_fix(tmp_path):
     assert results["pool"][3]["pkg0/m03.py"] == CLEAN.replace("MulAdd", "MulAdd3").encode()
 
 
-def test_pool_is_used_only_for_enough_files(tmp_path, monkeypatch):
-    used = []
-    monkeypatch.setattr(jobs, "_run_pool", lambda *a: used.append(len(a[1])))
-    job = jobs.Job(str(tmp_path / "x.py"), jobs.Settings(), jobs.Options())
-    jobs.run_jobs([job] * (POOL_MIN_FILES - 1), 4, lambda i, r: None)
-    assert used == []
-    jobs.run_jobs([job] * POOL_MIN_FILES, 4, lambda i, r: None)
-    assert used == [POOL_MIN_FILES]
-    jobs.run_jobs([job] * 20, 1, lambda i, r: None)
-    assert used == [POOL_MIN_FILES]
+class _FakePool:
+    """Stands in for jobs._Pool: records what it was given and checks the files itself, in submission order."""
+
+    started: list = []
+
+    def __init__(self, workers):
+        self.alive, self.order, self.inflight = True, [], {}
+        _FakePool.started.append(self)
+
+    @classmethod
+    def start(cls, workers):
+        return cls(workers)
+
+    def busy(self):
+        return False
+
+    def feed(self, job_list, pending, deliver, *, block):
+        if block:  # the walk is over: everything pending, largest first
+            while pending:
+                _, i, source = jobs.heapq.heappop(pending)
+                self.order.append(i)
+                deliver(i, jobs.check_source(job_list[i], source))
+
+    def close(self):
+        pass
+
+    def unfinished(self):
+        return []
+
+
+def _job(path):
+    return jobs.Job(str(path), jobs.Settings(), jobs.Options())
+
+
+def test_pool_is_used_only_for_enough_files_with_a_bprop(tmp_path, monkeypatch):
+    _FakePool.started = []
+    monkeypatch.setattr(jobs, "_Pool", _FakePool)
+    plain = []
+    for i in range(40):
+        plain.append(tmp_path / f"plain{i}.py")
+        plain[-1].write_text("def f(x):\n    return x\n" * 50)
+    seeds = []
+    for i in range(POOL_MIN_FILES + 2):
+        seeds.append(tmp_path / f"seed{i}.py")
+        seeds[-1].write_text(SEED + "\n# padding\n" * (60 * (i + 1)))
+    # Files without a custom bprop never reach a pool (nor the engine), however many.
+    jobs.run_jobs([_job(p) for p in plain], 4, lambda i, r: None)
+    assert _FakePool.started == []
+    # Too few files with one.
+    jobs.run_jobs([_job(p) for p in plain + seeds[:POOL_MIN_FILES - 1]], 4, lambda i, r: None)
+    assert _FakePool.started == []
+    # -j 1: never.
+    jobs.run_jobs([_job(p) for p in plain + seeds], 1, lambda i, r: None)
+    assert _FakePool.started == []
+    # Enough: the pool gets only the files with a bprop, the largest first; results come back in the jobs' order.
+    seen = []
+    all_jobs = [_job(p) for p in seeds[:2] + plain + seeds[2:]]
+    results = jobs.run_jobs(all_jobs, 4, lambda i, r: seen.append(i))
+    (pool,) = _FakePool.started
+    assert sorted(pool.order) == [0, 1, 42, 43] and pool.order == [43, 42, 1, 0]
+    assert seen == list(range(len(all_jobs)))
+    assert [r.path for r in results] == [j.path for j in all_jobs]
+    assert all(r.checked and not r.error for r in results)
+    assert [len(r.findings) for r in results] == [1, 1] + [0] * 40 + [1, 1]
+
+
+def test_files_without_bprop_are_still_read_and_decoded(tmp_path):
+    """An unreadable or undecodable file is an error whether or not it has a custom bprop in it."""
+    (tmp_path / "latin1.py").write_bytes("# coding: latin-1\nname = 'caf\xe9'\n".encode("latin-1"))
+    (tmp_path / "bad_utf8.py").write_bytes(b"x = 1\ny = '\xff'\n")
+    (tmp_path / "bad_first_line.py").write_bytes(b"# \xff\nx = 1\n")
+    (tmp_path / "nul.py").write_bytes(b"x = 1\x00\n")
+    (tmp_path / "bad_cookie.py").write_bytes(b"# coding: nonesuch\nx = 1\n")
+    (tmp_path / "bom.py").write_bytes(b"\xef\xbb\xbfx = 1\n")
+    # UTF-16 behind a coding declaration: "bprop" is in the text but not in the bytes as ASCII.
+    (tmp_path / "utf16.py").write_bytes(b"# coding: utf-16\n")
+    names = sorted(p.name for p in tmp_path.iterdir())
+    results = jobs.run_jobs([_job(tmp_path / n) for n in names], 1, lambda i, r: None)
+    by_name = dict(zip(names, results))
+    for name in ("latin1.py", "bom.py"):
+        assert not by_name[name].error and by_name[name].checked, name
+    for name in ("bad_utf8.py", "bad_first_line.py", "nul.py", "bad_cookie.py"):
+        assert by_name[name].error and by_name[name].messages, name
+        expected = jobs.check_file(_job(tmp_path / name))
+        assert by_name[name].messages == expected.messages  # the message a full read gives
+    assert by_name["utf16.py"].error == jobs.check_file(_job(tmp_path / "utf16.py")).error
+
+
+def test_read_source_if_finds_bprop_in_text_of_any_encoding(tmp_path):
+    from bprop_lsp.sources import read_source_if
+
+    p = tmp_path / "m.py"
+    p.write_bytes("# -*- coding: utf-7 -*-\n# +AGI-prop\n".encode("ascii"))
+    assert b"bprop" not in p.read_bytes()
+    source = read_source_if(str(p), "bprop")
+    assert source is not None and "bprop" in source.text
+    p.write_text("x = 1  # 中文\n", encoding="utf-8")
+    assert read_source_if(str(p), "bprop") is None
+    p.write_text("x = 1  # 中文 bprop\n", encoding="utf-8")
+    assert read_source_if(str(p), "bprop").text == "x = 1  # 中文 bprop\n"
+
+
+def test_a_tree_without_bprop_never_imports_the_engine(tmp_path):
+    for i in range(30):
+        (tmp_path / f"m{i}.py").write_text("def f(x):\n    return x\n")
+    code = ("import sys; from bprop_lsp.cli.main import main; rc = main(['check', '-q', sys.argv[1]]); "
+            "print(rc, sorted(m for m in sys.modules if m.startswith(('parso', 'bprop_lsp.engine', 'bprop_lsp.rules'))))")
+    proc = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, timeout=60)
+    assert proc.stdout.strip() == "0 ['bprop_lsp.engine.settings']", proc.stderr
 
 
 @pytest.mark.parametrize("workers", [1, 2])
@@ -148,3 +247,29 @@ def test_default_workers_leave_busy_cpus_alone(monkeypatch):
     assert jobs.default_workers() == 2
     monkeypatch.setattr(jobs.os, "getloadavg", lambda: (9.0, 9.0, 9.0))
     assert jobs.default_workers() == 1
+
+
+def test_github_output_checks_no_fixes_and_prints_the_same(tmp_path, monkeypatch, capsys):
+    """The github format shows no fixes: its run skips the fix checks, with the same findings and warnings."""
+    _corpus(tmp_path, 12)
+    (tmp_path / "pkg0" / "match.py").write_text(SEED + "\n\ndef f(x):\n    match x:\n        case 1:\n            return x\n")
+    calls = []
+    real_analyze = jobs.analyze
+
+    def analyze(text, settings=None, **kw):
+        calls.append(kw.get("verify_fixes", True))
+        return real_analyze(text, settings, **kw)
+
+    monkeypatch.setattr(jobs, "analyze", analyze)
+    code, out, err = run(capsys, "check", "--output-format", "github", "-j", "1", str(tmp_path))
+    assert calls and not any(calls)
+    assert code == 2 and "syntax error" in err and "match.py" not in err
+    names = sorted(str(p) for p in tmp_path.rglob("*.py"))
+    checked = jobs.run_jobs([_job(n) for n in names], 1, lambda i, r: None)
+    expected = []
+    for r in checked:
+        expected.extend(f"file={r.path},line={f.span.start.line + 1},col={f.span.start.column + 1}," for f in r.findings)
+    assert calls[-1] is True  # the default options check fixes
+    assert [line.split(",endLine")[0].split("title=bprop-lsp (")[1].split(",", 1)[1] + ","
+            for line in out.splitlines()] == expected
+    assert [m for r in checked for m in r.messages] == [line for line in err.splitlines() if line.startswith("bprop-lsp: ")]

@@ -345,17 +345,57 @@ def read_source(path: str, stdin: io.BufferedReader | None = None, display: str 
             raise SourceError(f"{label}: {_too_large(len(raw), MAX_BYTES)}; skipped")
         origin = None
     else:
-        try:
-            raw = _read_regular(path, MAX_BYTES)
-        except FileNotFoundError:
-            raise SourceError(f"{label}: no such file or directory") from None
-        except SourceError as exc:
-            raise SourceError(f"{label}: {exc}; skipped") from None
-        except OSError as exc:
-            raise SourceError(f"{label}: cannot read: {exc.strerror or exc}") from None
+        raw = _read_source_bytes(path, label)
         origin = path
     text, encoding = decode(raw, label)
     return SourceFile(label, text, encoding, raw, origin)
+
+
+def read_source_if(path: str, needle: str, display: str | None = None) -> SourceFile | None:
+    """``read_source(path)`` if the file's text contains ``needle`` (ASCII), else None; the same SourceError
+    as ``read_source`` for a file that cannot be read or decoded, whether or not it contains ``needle``.
+
+    Most files of a repository lack the needle: for those that are plain UTF-8 (no NUL, no coding declaration in
+    the first two lines) one C-speed decode proves they decode, and no text is kept. In UTF-8 an ASCII word is
+    in the text exactly when its bytes are in the file; other encodings are decoded and searched as text.
+    """
+    label = display or display_path(path)
+    raw = _read_source_bytes(path, label)
+    if needle.encode("ascii") not in raw and _plain_utf8(raw):
+        return None
+    text, encoding = decode(raw, label)
+    if needle not in text:
+        return None
+    return SourceFile(label, text, encoding, raw, path)
+
+
+def _plain_utf8(raw: bytes) -> bool:
+    """Whether ``decode`` would read ``raw`` as UTF-8 without error (False: not known; ask ``decode``)."""
+    if b"\x00" in raw:
+        return False
+    # A coding declaration can only be in the first two lines (as tokenize.detect_encoding reads them).
+    first = raw.find(b"\n")
+    second = raw.find(b"\n", first + 1) if first >= 0 else -1
+    if b"coding" in (raw if second < 0 else raw[:second]):
+        return False
+    if raw.isascii():  # no copy made
+        return True
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _read_source_bytes(path: str, label: str) -> bytes:
+    try:
+        return _read_regular(path, MAX_BYTES)
+    except FileNotFoundError:
+        raise SourceError(f"{label}: no such file or directory") from None
+    except SourceError as exc:
+        raise SourceError(f"{label}: {exc}; skipped") from None
+    except OSError as exc:
+        raise SourceError(f"{label}: cannot read: {exc.strerror or exc}") from None
 
 
 def _stdin():

@@ -5,13 +5,16 @@ import os
 import sys
 from pathlib import Path
 
-from ..engine import Settings
-from ..engine.settings import (SettingsResult, find_pyproject, invalid_selectors, merge, selector_message,
-                               settings_from_pyproject)
-from ..engine.text import LineIndex
 from ..sources import iter_paths
+from . import lazy
 from .jobs import FileResult, Job, Options, Progress, default_workers, run_jobs
 from .output import Reported, render
+
+# The settings model only: the engine itself is imported once a file needs it (see lazy.py).
+_settings = lazy.settings_module()
+Settings, SettingsResult = _settings.Settings, _settings.SettingsResult
+find_pyproject, invalid_selectors, merge = _settings.find_pyproject, _settings.invalid_selectors, _settings.merge
+selector_message, settings_from_pyproject = _settings.selector_message, _settings.settings_from_pyproject
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -82,14 +85,16 @@ class SettingsResolver:
             self._once(w, None)
         return result.settings
 
-    def resolve(self, path: str | None) -> tuple[Settings, bool]:
-        """The settings for ``path`` (None: stdin without a name) and whether its configuration is broken."""
+    def resolve(self, path: str | None, is_file: bool = False) -> tuple[Settings, bool]:
+        """The settings for ``path`` (None: stdin without a name) and whether its configuration is broken.
+
+        ``is_file``: the path is known not to be a directory (one the walk yielded), so it is not stat'ed."""
         if self.fixed_config is not None:
             return self.fixed_config
         if self.args.isolated or path is None:
             return self._cached(None)
         absolute = os.path.abspath(path if path != "-" else ".")
-        folder = absolute if path == "-" or os.path.isdir(absolute) else os.path.dirname(absolute)
+        folder = absolute if path == "-" or (not is_file and os.path.isdir(absolute)) else os.path.dirname(absolute)
         hit = self.by_folder.get(folder)
         if hit is None:
             hit = self.by_folder[folder] = self._cached(find_pyproject(Path(folder).resolve()))
@@ -125,11 +130,14 @@ def run_check(args) -> int:
         if is_error:
             had_error, errors = True, errors + 1
 
-    options = Options(fix=bool(args.fix), diff=bool(args.diff), unsafe_fixes=bool(args.unsafe_fixes))
+    options = Options(fix=bool(args.fix), diff=bool(args.diff), unsafe_fixes=bool(args.unsafe_fixes),
+                      shows_fixes=fmt != "github")
     jobs: list[Job] = []
     for path in sorted(_walk(paths, resolver, skipped), key=_path_order):
         display = args.stdin_filename if path == "-" and args.stdin_filename else None
-        settings, broken = resolver.resolve(display if display else (None if path == "-" else path))
+        # (The walk yields no directories: a directory given is walked, a stdin name may be anything.)
+        settings, broken = resolver.resolve(display if display else (None if path == "-" else path),
+                                            is_file=not display and path != "-")
         if resolver.errors:
             for e in resolver.errors:
                 print(f"bprop-lsp: error: {e}", file=sys.stderr)
@@ -162,7 +170,7 @@ def run_check(args) -> int:
         if result.stdout is not None:
             sys.stdout.write(result.stdout)
         if result.findings:
-            index = LineIndex(result.text)
+            index = lazy.engine().LineIndex(result.text)
             reported.extend(Reported(result.path, f, index) for f in result.findings)
     fixes_applied = sum(r.fixes for r in results)
     changed_files = sum(1 for r in results if r.changed)

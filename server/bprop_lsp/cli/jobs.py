@@ -1,27 +1,53 @@
 """Checking files one at a time or over a process pool, with results that do not depend on which.
 
-``check_file`` is the whole per-file step (read, analyse, fix, write) and never raises for a file's content: a
-bug in the analysis of one file becomes an error message for that file and the run goes on.
+The parent reads every file (cheap) and keeps only those whose text contains ``bprop``: every rule is about a
+custom bprop, so the others have nothing to report and never reach the engine, nor a worker. The files that do
+go to a process pool when there are enough of them, largest first (they cost roughly in proportion to their
+size, so the workers end together); the pool starts as soon as that is known, and its workers import the engine
+while the parent is still reading. The parent never imports the engine unless it checks a file itself.
+
+``check_file``/``check_source`` are the whole per-file step (read, analyse, fix, write) and never raise for a
+file's content: a bug in the analysis of one file becomes an error message for that file and the run goes on.
 """
 from __future__ import annotations
 
 import difflib
+import heapq
 import os
 import signal
 import sys
 import time
 import traceback
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
-from typing import Callable, TextIO
+from typing import TYPE_CHECKING, Callable, TextIO
 
-from ..engine import Settings, analyze, fix_all
-from ..engine.model import Finding
-from ..sources import SourceError, display_path, read_source, write_source
+from ..sources import SourceError, SourceFile, display_path, read_source, read_source_if, write_source
+from . import lazy
 
-# Below this many files a pool's start-up (a fork per worker, pickling) costs more than it saves.
-POOL_MIN_FILES = 9
+if TYPE_CHECKING:
+    from ..engine.model import Finding
+
+Settings = lazy.settings_module().Settings
+
+# Every rule is about a custom bprop, bprop_getters or bprop_debug (the engine's own early return says the same):
+# a file whose text lacks this word has nothing to report.
+NEEDLE = "bprop"
+# A pool pays off from a few files with a custom bprop: its workers import the engine in parallel with the
+# parent's reading (the serial run imports it too), and parso costs milliseconds per hundred lines.
+POOL_MIN_FILES = 2
+POOL_MIN_BYTES = 2048
+
+
+def analyze(text, settings, **kw):
+    """``engine.analyze`` (imported on first use; a module attribute, so tests can replace it)."""
+    return lazy.engine().analyze(text, settings, **kw)
+
+
+def fix_all(text, settings, **kw):
+    """``engine.fix_all`` (imported on first use)."""
+    return lazy.engine().fix_all(text, settings, **kw)
 
 
 @dataclass(frozen=True)
@@ -29,6 +55,10 @@ class Options:
     fix: bool = False
     diff: bool = False
     unsafe_fixes: bool = False
+    # Whether the output shows which findings have a fix (every format but github: "help:", "[*]", the JSON and
+    # SARIF fix objects, the summary's fixable count). Only then must the fixes be checked (re-parsed and
+    # re-analysed with the fix applied), which costs about a third of a file's analysis.
+    shows_fixes: bool = True
 
 
 @dataclass(frozen=True)
@@ -54,14 +84,24 @@ class FileResult:
 
 
 def check_file(job: Job) -> FileResult:
-    result = FileResult(job.display or display_path(job.path))
+    """Read and check one file (stdin included)."""
     try:
         source = read_source(job.path, display=job.display)
     except SourceError as exc:
-        result.messages.append(f"bprop-lsp: error: {exc}")
-        result.error = True
-        return result
-    result.path = source.path
+        return _unreadable(job, exc)
+    return check_source(job, source)
+
+
+def _unreadable(job: Job, exc: SourceError) -> FileResult:
+    result = FileResult(job.display or display_path(job.path))
+    result.messages.append(f"bprop-lsp: error: {exc}")
+    result.error = True
+    return result
+
+
+def check_source(job: Job, source: SourceFile) -> FileResult:
+    """Check (and fix) a file already read."""
+    result = FileResult(source.path)
     try:
         _check_source(source, job, result)
     except Exception as exc:  # noqa: BLE001 - one file's analysis bug must not end the run
@@ -90,11 +130,17 @@ def _compiles(text: str) -> bool:
 def _check_source(source, job: Job, result: FileResult) -> None:
     settings, opts = job.settings, job.options
     text = source.text
-    analysis = analyze(text, settings)
+    if opts.shows_fixes or opts.fix or opts.diff:
+        analysis = analyze(text, settings)
+        syntax_errors = analysis.syntax_errors
+    else:
+        # Findings only: no fix checks, and parso's syntax errors only for a file CPython rejects.
+        analysis = analyze(text, settings, verify_fixes=False, with_syntax_errors=False)
+        syntax_errors = None if _compiles(text) else analyze(text, settings, verify_fixes=False).syntax_errors
     result.checked = True
-    if analysis.syntax_errors and not _compiles(text):
+    if syntax_errors and not _compiles(text):
         # parso's grammar lags CPython's (``match``, ``except*``): warn only about what Python itself rejects.
-        span, message = analysis.syntax_errors[0]
+        span, message = syntax_errors[0]
         result.messages.append(f"bprop-lsp: warning: {source.path}:{span.start.line + 1}:{span.start.column + 1}: "
                                f"syntax error ({message}); findings may be incomplete")
     if opts.fix or opts.diff:
@@ -147,8 +193,10 @@ def default_workers() -> int:
 def run_jobs(jobs: list[Job], workers: int, on_result: Callable[[int, FileResult], None]) -> list[FileResult]:
     """Every job's result, in the jobs' order; ``on_result(index, result)`` is called in that order as well.
 
-    With ``workers > 1`` and at least ``POOL_MIN_FILES`` files the files go to a process pool; stdin is always
-    read here. If the pool breaks (a worker killed), the files it did not finish are checked here.
+    Files are read here, in order. Those without ``bprop`` are done once read (an unreadable or undecodable
+    one is an error, as ever); the others are checked here, or with ``workers > 1`` and at least
+    ``POOL_MIN_FILES`` of them (``POOL_MIN_BYTES`` together) over a process pool, largest first. Stdin is
+    always checked here. If the pool breaks (a worker killed), the files it did not finish are checked here.
     """
     results: list[FileResult | None] = [None] * len(jobs)
     delivered = 0
@@ -160,50 +208,118 @@ def run_jobs(jobs: list[Job], workers: int, on_result: Callable[[int, FileResult
             on_result(delivered, results[delivered])
             delivered += 1
 
-    remote = [i for i, job in enumerate(jobs) if job.path != "-"]
-    for i, job in enumerate(jobs):
-        if job.path == "-":
-            deliver(i, check_file(job))
-    if workers > 1 and len(remote) >= POOL_MIN_FILES:
-        _run_pool(jobs, remote, min(workers, len(remote)), deliver)
-    for i in remote:
-        if results[i] is None:
-            deliver(i, check_file(jobs[i]))
+    pending: list[tuple[int, int, SourceFile]] = []  # heap of (-size, index, source): the largest first
+    pending_bytes = 0
+    count = 0
+    pool: _Pool | None = None
+    try:
+        for i, job in enumerate(jobs):
+            if job.path == "-":
+                deliver(i, check_file(job))
+                continue
+            try:
+                source = read_source_if(job.path, NEEDLE, display=job.display)
+            except SourceError as exc:
+                deliver(i, _unreadable(job, exc))
+                continue
+            if source is None:
+                deliver(i, FileResult(job.display or display_path(job.path), checked=True))
+                continue
+            heapq.heappush(pending, (-len(source.raw), i, source))
+            pending_bytes += len(source.raw)
+            count += 1
+            if pool is None and workers > 1 and count >= POOL_MIN_FILES and pending_bytes >= POOL_MIN_BYTES:
+                pool = _Pool.start(workers)
+                if pool is None:
+                    workers = 1
+            if pool is not None:
+                pool.feed(jobs, pending, deliver, block=False)
+        if pool is not None:
+            while pool.alive and (pool.busy() or pending):
+                pool.feed(jobs, pending, deliver, block=True)
+    except BaseException:
+        if pool is not None:
+            pool.abandon()
+        raise
+    if pool is not None:
+        pool.close()
+        for _, i, source in pool.unfinished():
+            heapq.heappush(pending, (-len(source.raw), i, source))
+    for _, i, source in sorted(pending, key=lambda item: item[1]):
+        deliver(i, check_source(jobs[i], source))
     return results  # type: ignore[return-value]
 
 
-def _ignore_sigint() -> None:
+def _worker_init() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle: no worker tracebacks
+    try:
+        # Import the rules and load parso's grammar now, while the parent is still reading files.
+        analyze(WARM_UP, Settings())
+    except Exception:  # noqa: BLE001 - only a head start; the files report real failures
+        pass
 
 
 WARM_UP = "class C:\n    def bprop(self, x, out, dout):\n        return (dout,)\n"
 
 
-def _run_pool(jobs, indices, workers, deliver) -> None:
-    # Import the rules and load parso's grammar once here (~0.25 s): forked workers inherit them instead of
-    # each paying for them.
-    try:
-        analyze(WARM_UP, Settings())
-    except Exception:  # noqa: BLE001 - only a head start; the workers report real failures per file
-        pass
-    # Small chunks: the files with a custom bprop (the costly ones) often sit together in one folder, and a big
-    # chunk would hand them all to one worker.
-    chunksize = max(1, min(8, len(indices) // (workers * 32)))
-    try:
-        pool = ProcessPoolExecutor(max_workers=workers, initializer=_ignore_sigint)
-    except (OSError, ValueError, NotImplementedError) as exc:
-        print(f"bprop-lsp: warning: no process pool ({exc}); checking files one at a time", file=sys.stderr)
-        return
-    try:
-        for i, result in zip(indices, pool.map(check_file, [jobs[i] for i in indices], chunksize=chunksize)):
-            deliver(i, result)
-    except BrokenProcessPool as exc:
+class _Pool:
+    """A process pool fed one file at a time, the largest pending file first, a few files ahead of the workers."""
+
+    def __init__(self, executor: ProcessPoolExecutor, workers: int):
+        self.executor = executor
+        self.ahead = workers + 1  # one queued beyond the busy workers: none waits for the next file
+        self.inflight: dict = {}  # future -> (index, source)
+        self.alive = True
+
+    @classmethod
+    def start(cls, workers: int) -> _Pool | None:
+        try:
+            return cls(ProcessPoolExecutor(max_workers=workers, initializer=_worker_init), workers)
+        except (OSError, ValueError, NotImplementedError) as exc:
+            print(f"bprop-lsp: warning: no process pool ({exc}); checking files one at a time", file=sys.stderr)
+            return None
+
+    def busy(self) -> bool:
+        return bool(self.inflight)
+
+    def feed(self, jobs, pending, deliver, *, block: bool) -> None:
+        """Deliver what is done (waiting for something when ``block``), then submit the largest pending files."""
+        if self.inflight and self.alive:
+            done, _ = wait(list(self.inflight), timeout=None if block else 0, return_when=FIRST_COMPLETED)
+            for future in done:
+                try:
+                    result = future.result()
+                except BrokenProcessPool as exc:
+                    self._broken(exc)
+                    return
+                i, _ = self.inflight.pop(future)
+                deliver(i, result)
+        while self.alive and pending and len(self.inflight) < self.ahead:
+            size, i, source = heapq.heappop(pending)
+            try:
+                future = self.executor.submit(check_source, jobs[i], source)
+            except BrokenProcessPool as exc:
+                heapq.heappush(pending, (size, i, source))
+                self._broken(exc)
+                return
+            self.inflight[future] = (i, source)
+
+    def _broken(self, exc) -> None:
         print(f"bprop-lsp: warning: a worker process died ({exc}); checking the remaining files in this process",
               file=sys.stderr)
-    except BaseException:
-        pool.shutdown(wait=False, cancel_futures=True)
-        raise
-    pool.shutdown(wait=True)
+        self.alive = False
+
+    def unfinished(self) -> list[tuple[int, int, SourceFile]]:
+        """The files submitted but not delivered (after the pool broke), to check here."""
+        left = [(-len(source.raw), i, source) for i, source in self.inflight.values()]
+        self.inflight.clear()
+        return left
+
+    def close(self) -> None:
+        self.executor.shutdown(wait=self.alive, cancel_futures=not self.alive)
+
+    def abandon(self) -> None:
+        self.executor.shutdown(wait=False, cancel_futures=True)
 
 
 class Progress:

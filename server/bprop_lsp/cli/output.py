@@ -3,10 +3,13 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from .. import __version__
-from ..engine.model import Finding, Severity
-from ..engine.text import LineIndex
+
+if TYPE_CHECKING:  # imported by the engine, which the CLI imports only when a file needs it
+    from ..engine.model import Finding
+    from ..engine.text import LineIndex
 
 FORMATS = ("full", "concise", "json", "github", "sarif")
 
@@ -69,6 +72,8 @@ def _concise(r: Reported) -> str:
 
 
 def _full(r: Reported, color: bool) -> str:
+    from ..engine.model import Severity
+
     f = r.finding
     bold, red, yellow, cyan, reset = ("\x1b[1m", "\x1b[31m", "\x1b[33m", "\x1b[36m", "\x1b[0m") if color else ("",) * 5
     tone = red if f.severity is Severity.ERROR else yellow
