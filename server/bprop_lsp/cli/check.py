@@ -5,16 +5,12 @@ import os
 import sys
 from pathlib import Path
 
+from ..engine.settings import (Settings, SettingsResult, find_pyproject, invalid_selectors, merge, selector_message,
+                               settings_from_pyproject)
 from ..sources import iter_paths
-from . import lazy
 from .jobs import FileResult, Job, Options, Progress, default_workers, run_jobs
 from .output import Reported, render
 
-# The settings model only: the engine itself is imported once a file needs it (see lazy.py).
-_settings = lazy.settings_module()
-Settings, SettingsResult = _settings.Settings, _settings.SettingsResult
-find_pyproject, invalid_selectors, merge = _settings.find_pyproject, _settings.invalid_selectors, _settings.merge
-selector_message, settings_from_pyproject = _settings.selector_message, _settings.settings_from_pyproject
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -170,7 +166,9 @@ def run_check(args) -> int:
         if result.stdout is not None:
             sys.stdout.write(result.stdout)
         if result.findings:
-            index = lazy.engine().LineIndex(result.text)
+            from ..engine import LineIndex
+
+            index = LineIndex(result.text)
             reported.extend(Reported(result.path, f, index) for f in result.findings)
     fixes_applied = sum(r.fixes for r in results)
     changed_files = sum(1 for r in results if r.changed)

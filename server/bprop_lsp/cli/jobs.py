@@ -24,12 +24,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, TextIO
 
 from ..sources import SourceError, SourceFile, display_path, read_source, read_source_if, write_source
-from . import lazy
+from .. import engine  # its names load on first use: a tree without bprop never loads parso or the rules
+from ..engine.settings import Settings
 
 if TYPE_CHECKING:
     from ..engine.model import Finding
-
-Settings = lazy.settings_module().Settings
 
 # Every rule is about a custom bprop, bprop_getters or bprop_debug (the engine's own early return says the same):
 # a file whose text lacks this word has nothing to report.
@@ -42,12 +41,12 @@ POOL_MIN_BYTES = 2048
 
 def analyze(text, settings, **kw):
     """``engine.analyze`` (imported on first use; a module attribute, so tests can replace it)."""
-    return lazy.engine().analyze(text, settings, **kw)
+    return engine.analyze(text, settings, **kw)
 
 
 def fix_all(text, settings, **kw):
     """``engine.fix_all`` (imported on first use)."""
-    return lazy.engine().fix_all(text, settings, **kw)
+    return engine.fix_all(text, settings, **kw)
 
 
 @dataclass(frozen=True)
