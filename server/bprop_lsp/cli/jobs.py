@@ -129,13 +129,9 @@ def _compiles(text: str) -> bool:
 def _check_source(source, job: Job, result: FileResult) -> None:
     settings, opts = job.settings, job.options
     text = source.text
-    if opts.shows_fixes or opts.fix or opts.diff:
-        analysis = analyze(text, settings)
-        syntax_errors = analysis.syntax_errors
-    else:
-        # Findings only: no fix checks, and parso's syntax errors only for a file CPython rejects.
-        analysis = analyze(text, settings, verify_fixes=False, with_syntax_errors=False)
-        syntax_errors = None if _compiles(text) else analyze(text, settings, verify_fixes=False).syntax_errors
+    # Fixes checked only when the output shows them; parso's syntax errors only for a file CPython rejects.
+    analysis = analyze(text, settings, verify_fixes=opts.shows_fixes or opts.fix or opts.diff, with_syntax_errors=False)
+    syntax_errors = None if _compiles(text) else analyze(text, settings, verify_fixes=False).syntax_errors
     result.checked = True
     if syntax_errors and not _compiles(text):
         # parso's grammar lags CPython's (``match``, ``except*``): warn only about what Python itself rejects.

@@ -120,8 +120,8 @@ def analyze_document(doc: ParsedDocument, text: str, settings: Settings = Settin
         # Every rule is about a custom bprop, bprop_getters or bprop_debug: nothing to find.
         return Analysis()
     module = doc.parse(text)
-    analysis = _analyze_module(module, text, settings, with_syntax_errors or verify_fixes,
-                               with_skeletons=with_skeletons, doc=doc)
+    # (Checking fixes needs no syntax errors of the whole file: see _Baseline.)
+    analysis = _analyze_module(module, text, settings, with_syntax_errors, with_skeletons=with_skeletons, doc=doc)
     if verify_fixes:
         _verify_fixes(analysis, text, settings, doc)
     return analysis
@@ -478,8 +478,7 @@ def verified_findings(findings: list[Finding], text: str, settings: Settings, do
     ``stale()`` is asked before each check: when it turns true the work stops and None is returned (the server
     drops checks of a document version that is no longer current). Rejected fixes are appended to ``rejected``.
     """
-    if base_errors is None:
-        base_errors = count_syntax_errors(text, doc)
+    base_errors = _Baseline(text, doc, base_errors)
     # Many fixes in one file: check them all in one re-parse and one re-analysis first (linear in the findings);
     # only those that batch does not clear are checked one by one.
     fixable = [f for f in findings if f.fix is not None]
@@ -506,26 +505,42 @@ def verified_findings(findings: list[Finding], text: str, settings: Settings, do
 _BATCH_MIN = 4
 
 
+class _Baseline:
+    """The document's syntax-error count, counted only if a check needs it: a fix parsed as a fork compares the
+    statements it changed with the same statements before (``ParsedDocument.errors_added``), which needs no
+    count of the whole file (a whole error-finder pass, most of a one-shot analysis's cost without it)."""
+
+    def __init__(self, text: str, doc: ParsedDocument | None, known: "int | _Baseline | None" = None):
+        self.text, self.doc = text, doc
+        self._count = known._count if isinstance(known, _Baseline) else known
+
+    def count(self) -> int:
+        if self._count is None:
+            self._count = count_syntax_errors(self.text, self.doc)
+        return self._count
+
+
 def fixes_checked_together(findings: list[Finding], text: str, settings: Settings, doc: ParsedDocument | None = None,
                            base_errors: int = 0) -> set[int]:
     """ids of the findings whose fix passes when every fix is applied at once (see ``_batch_cleared``)."""
     fixable = [f for f in findings if f.fix is not None]
     if len(fixable) < 2:
         return set()
-    return _batch_cleared(text, fixable, settings, base_errors, doc)
+    return _batch_cleared(text, fixable, settings, _Baseline(text, doc, base_errors), doc)
 
 
 def _parse_fixed(text: str, fixed: str, doc: ParsedDocument | None):
-    """The tree of ``fixed`` (``text`` with a fix applied) and whether it is a fork of ``doc``'s tree: the fix's
-    statements parsed afresh, the rest shared read-only; a full parse when that is not possible."""
+    """The tree of ``fixed`` (``text`` with a fix applied) and, when it is a fork of ``doc``'s tree (the fix's
+    statements parsed afresh, the rest shared read-only), the indices of the statements parsed afresh; a full
+    parse (and None) when that is not possible."""
     if doc is not None:
-        module = doc.fork(text, fixed)
-        if module is not None:
-            return module, True
-    return parse_text(fixed), False
+        forked = doc.fork(text, fixed)
+        if forked is not None:
+            return forked
+    return parse_text(fixed), None
 
 
-def _batch_cleared(text: str, fixable: list[Finding], settings: Settings, base_errors: int,
+def _batch_cleared(text: str, fixable: list[Finding], settings: Settings, base_errors: "_Baseline",
                    doc: ParsedDocument | None = None) -> set[int]:
     """ids of the findings whose fix is sound when every fix is applied at once: the text with all of them parses
     no worse, and each finding is gone at its (shifted) place. Empty when the fixes overlap or the combined text
@@ -567,12 +582,22 @@ def _batch_cleared(text: str, fixable: list[Finding], settings: Settings, base_e
 _LINE_BREAKS = re.compile(r"\r\n|\r|\n")
 
 
-def _recheck(text: str, fixed: str, settings: Settings, codes: tuple[str, ...], base_errors: int,
+def _recheck(text: str, fixed: str, settings: Settings, codes: tuple[str, ...], base_errors: "_Baseline",
              doc: ParsedDocument | None) -> Analysis | None:
     """The findings of ``codes`` in ``fixed``, without fixes; None when ``fixed`` has more syntax errors than
-    ``base_errors``."""
-    module, forked = _parse_fixed(text, fixed, doc)
-    if len(_syntax_errors(module, doc if forked else None, fixed)) > base_errors:
+    ``text``."""
+    module, indices = _parse_fixed(text, fixed, doc)
+    forked = indices is not None
+    added = None
+    if forked:
+        try:
+            added = doc.errors_added(module, fixed, indices)
+        except Exception:  # noqa: BLE001 - parso's error finder failing: count the whole trees below
+            added = None
+    if added is not None:
+        if added > 0:
+            return None
+    elif len(_syntax_errors(module, doc if forked else None, fixed)) > base_errors.count():
         return None
     # Re-check with the findings' own rules only, and without building fixes: that is what "the finding is
     # gone" needs, and it keeps checking many fixes in one file from costing a full analysis each.
@@ -581,11 +606,12 @@ def _recheck(text: str, fixed: str, settings: Settings, codes: tuple[str, ...], 
                            doc=doc if forked else None, fork=forked)
 
 
-def check_fix(text: str, finding: Finding, settings: Settings, base_errors: int,
+def check_fix(text: str, finding: Finding, settings: Settings, base_errors: "int | _Baseline",
               doc: ParsedDocument | None = None) -> str | None:
     """None if ``finding.fix`` is sound, else why not."""
     fix = finding.fix
     assert fix is not None
+    base_errors = base_errors if isinstance(base_errors, _Baseline) else _Baseline(text, doc, base_errors)
     try:
         fixed = apply_edits(text, fix.edits)
     except ValueError as exc:

@@ -278,12 +278,13 @@ class ParsedDocument:
             self.module, self.text, self.lines = module, text, lines
             return module
 
-    def fork(self, base: str, text: str) -> Module | None:
+    def fork(self, base: str, text: str) -> tuple[Module, list[int]] | None:
         """A tree for ``text`` (``base``, the document's current text, with some edits, e.g. a fix) that leaves the
         document's tree untouched: the top-level statements the edits changed are parsed afresh, the others are
         the document's nodes, shared read-only (their ``parent`` stays the document's module). None when the
         document's tree is not ``base``'s, the edits change the line count, or a changed statement does not
-        parse on its own as one clean statement: then the caller parses ``text`` in full."""
+        parse on its own as one clean statement: then the caller parses ``text`` in full. With the tree, the
+        indices of the top-level statements parsed afresh."""
         with self._lock:
             module, old = self.module, self.lines
             if module is None or not (self.text is base or self.text == base):
@@ -294,7 +295,7 @@ class ParsedDocument:
             changed = [i for i, (a, b) in enumerate(zip(old, new)) if a is not b and a != b]
             children = list(module.children)
             if not changed:
-                return module
+                return module, []
             replaced: dict[int, tuple[int, int]] = {}
             for i in changed:
                 where = _statement_at(children, i, i + 1)
@@ -311,7 +312,20 @@ class ParsedDocument:
         fork.children = children
         for index in replaced:
             children[index].parent = fork
-        return fork
+        return fork, sorted(replaced)
+
+    def errors_added(self, fork: Module, text: str, indices: list[int]) -> int | None:
+        """How many more syntax errors the statements a fork re-parsed (``indices``; ``text`` is the fork's text)
+        and the statement before each have than the same statements of the document: under the per-statement
+        model of syntax errors (see ``syntax_errors``) the difference between the whole trees' counts, without
+        checking the unchanged statements. None when errors there depend on more than those statements: then
+        the caller compares whole counts."""
+        around = sorted({j for i in indices for j in (i - 1, i) if j >= 0})
+        after = self._issues.errors(fork, split_lines(text, keepends=True), around)
+        before = self._issues.errors(self.module, self.lines, around)
+        if after is None or before is None:
+            return None
+        return len(after) - len(before)
 
     def syntax_errors(self, module: Module, text: str | None = None) -> list:
         """parso's syntax errors of ``module``: the document's tree, or a fork of it (then ``text`` is its text).
@@ -377,19 +391,24 @@ class _IssueCache:
         self.new: dict = {}
         self.old: dict = {}
 
-    def errors(self, module: Module, lines: list[str]) -> list:
+    def errors(self, module: Module, lines: list[str], only: list[int] | None = None) -> list | None:
+        """The module's issues; with ``only``, the issues of those top-level statements alone, or None when they
+        depend on other statements (the whole module is then to be checked)."""
         g = grammar()
         if any(c.type in _CONTEXTUAL for c in module.children):
-            return list(g.iter_errors(module))
+            return list(g.iter_errors(module)) if only is None else None
         keys = []
         children = module.children
-        for index, child in enumerate(children):
+        for index in (range(len(children)) if only is None else only):
+            if index >= len(children):
+                continue
+            child = children[index]
             if child.type == "endmarker":
                 continue
             (l0, c0), (l1, c1) = child.start_pos, child.end_pos
             text = "".join(lines[l0 - 1:l1])
             if ("nonlocal" in text or "global" in text) and _declares_scope(child):
-                return list(g.iter_errors(module))
+                return list(g.iter_errors(module)) if only is None else None
             # Some issues sit on the leaf after the statement ("expected an indented block" at the next
             # statement, after blank lines in its prefix): that leaf is part of the key too.
             # (The first leaf of the next top-level child: ``get_next_leaf`` would search the module's children
