@@ -140,10 +140,26 @@ class ClassInfo:
     name: str
     program: "Program | None" = None
 
-    @cached_property
+    @property
     def members(self) -> dict[str, "Member"]:
-        """Class-body bindings (read on first use: most classes of a file are never looked into)."""
-        return _class_members(self)
+        """Class-body bindings (read on first use: most classes of a file are never looked into). Kept with the
+        class while its statement is untouched, unless a class-body condition was read against the program
+        (``if TYPE_CHECKING:`` …): those are re-read for each program."""
+        memo = self.__dict__.get("_members_memo")
+        if memo is None or (memo[0] and memo[1] is not self.program):
+            self.__dict__["_members_reads_program"] = False
+            members = _class_members(self)
+            memo = self.__dict__["_members_memo"] = (self.__dict__["_members_reads_program"], self.program, members)
+        return memo[2]
+
+    @cached_property
+    def base_texts(self) -> list[str | None]:
+        """Each base's dotted text, None where it is not a plain dotted name (a call, a subscript …)."""
+        texts = []
+        for base in self.bases:
+            text = dotted(base)
+            texts.append(None if text is None or call_of(base) is not None else text)
+        return texts
 
     @property
     def bases(self) -> list[tree.BaseNode]:
@@ -527,9 +543,14 @@ class Program:
     def functions(self) -> dict[str, list[Function]]:
         """name -> every ``def`` of that name anywhere in the file (methods and nested functions included)."""
         result: dict[str, list[Function]] = {}
-        for node in self._funcdefs:
-            fn = Function(node, node.name.value, decorators=_decorators_of(node))
-            result.setdefault(fn.name, []).append(fn)
+        for _child, scanned, facts in self._statements.values():
+            # read once per top-level statement: a Function holds nothing from other statements
+            fns = facts.get("functions")
+            if fns is None:
+                fns = facts["functions"] = [Function(node, node.name.value, decorators=_decorators_of(node))
+                                            for node in scanned[2]]
+            for fn in fns:
+                result.setdefault(fn.name, []).append(fn)
         return result
 
     def binds(self, name: str, inside) -> bool:
@@ -632,9 +653,8 @@ class Program:
         seen = seen | {id(cls)}
         own_cut = [False]
         parents: list[list[ClassInfo | str]] = []
-        for base in cls.bases:
-            text = dotted(base)
-            if text is None or call_of(base) is not None:
+        for text in cls.base_texts:
+            if text is None:
                 parents.append(["?"])
                 continue
             target = self.resolve_class(text)
@@ -642,7 +662,12 @@ class Program:
                 parents.append(self._mro(target, seen, own_cut) if target is not cls else ["?"])
             else:
                 parents.append([target])
-        result = [cls] + _c3_merge(parents + [[p[0] for p in parents if p]])
+        if len(parents) == 1:
+            # One base: the merge of its linearisation with its own head is that linearisation (which never
+            # repeats an entry), the common case.
+            result = [cls] + parents[0]
+        else:
+            result = [cls] + _c3_merge(parents + [[p[0] for p in parents if p]])
         if own_cut[0]:
             cut[0] = True
         else:
@@ -873,6 +898,7 @@ def _bind_if(info, node, members: dict) -> None:
     from .values import const_truth
 
     program = info.program
+    info.__dict__["_members_reads_program"] = True
     branches = []  # (condition or None for else, suite)
     children = node.children
     i = 0
@@ -1031,17 +1057,42 @@ def _unwrap_statement(node) -> Iterator:
 
 
 def _c3_merge(seqs: list[list]) -> list:
-    seqs = [list(s) for s in seqs if s]
+    """C3 merge; on an inconsistent hierarchy (Python would refuse it) the first remaining head is taken.
+
+    Linear in the total length: a head is taken once no sequence holds it after its own first remaining entry
+    (counted in ``tails``); taking a head drops every occurrence of it (``done``) and moves each sequence's
+    start past the entries already taken."""
+    seqs = [s for s in seqs if s]
+    done: dict = {}  # entries taken (classes by identity, names by value: what ``in``/``==`` compare)
+    tails: dict = {}  # entry -> occurrences after the first remaining entry of each sequence
+    starts = [0] * len(seqs)
+    for s in seqs:
+        for x in s[1:]:
+            tails[x] = tails.get(x, 0) + 1
     result = []
-    while seqs:
-        for seq in seqs:
-            head = seq[0]
-            if not any(head in s[1:] for s in seqs):
+    live = list(range(len(seqs)))  # sequences with entries left, in order
+    while live:
+        head = None
+        for i in live:
+            candidate = seqs[i][starts[i]]
+            if not tails.get(candidate):
+                head = candidate
                 break
-        else:
-            # Inconsistent hierarchy (Python would refuse it): fall back to depth-first order.
-            head = seqs[0][0]
+        if head is None:
+            head = seqs[live[0]][starts[live[0]]]
         result.append(head)
-        seqs = [[x for x in s if x is not head and x != head] for s in seqs]
-        seqs = [s for s in seqs if s]
+        done[head] = True
+        still = []
+        for i in live:
+            s = seqs[i]
+            k = starts[i]
+            # drop the taken entries at the front; the new first entry leaves the tail
+            while k < len(s) and s[k] in done:
+                k += 1
+            if k < len(s):
+                if k != starts[i]:
+                    tails[s[k]] -= 1
+                starts[i] = k
+                still.append(i)
+        live = still
     return result
