@@ -228,7 +228,29 @@ class Context:
         # all word characters (identifiers with combining marks are not): one search per name is a pass over the
         # text each, most of the cost in a large file.
         occurrences: dict[str, list[int]] | None = None
-        if all(re.fullmatch(r"\w+", name) for name in names):
+        # Or, better, the statements holding each name, from the words of each statement (read once per statement).
+        holders: dict[str, list] | None = None
+        plain = all(re.fullmatch(r"\w+", name) for name in names)
+        layout = p._layout if plain else None
+        if layout is not None:
+            from .program import _word_hits
+
+            holders = {}
+            text = p.text
+            wanted = set(names)
+            for entry in layout:
+                facts, offset = entry
+                hit = wanted.intersection(facts["words"])
+                if not hit:
+                    continue
+                code = facts["code"]
+                for name in hit:
+                    holders.setdefault(name, []).append(entry)
+                    for rel in _word_hits(facts, name):
+                        before = code[rel - 1] if rel else (text[offset - 1] if offset else "")
+                        if before != ".":
+                            mentions_of[name] = mentions_of.get(name, 0) + 1
+        elif plain:
             occurrences = {}
             text = p.text
             for m in re.finditer(r"(?<!\w)(" + "|".join(map(re.escape, names)) + r")\b", text):
@@ -244,8 +266,13 @@ class Context:
             if len(p.classes_by_name.get(name, [])) != 1:
                 continue
             mentions = mentions_of.get(name, 0)
-            uses = p.nodes_matching(name, ("expr_stmt",)) if occurrences is None else \
-                p.nodes_at(occurrences.get(name, []), ("expr_stmt",))
+            if mentions < 2:
+                continue  # the class statement alone: no use to be a child cell
+            if holders is not None:
+                uses = p._nodes_in(holders.get(name, []), name, ("expr_stmt",))
+            else:
+                uses = p.nodes_matching(name, ("expr_stmt",)) if occurrences is None else \
+                    p.nodes_at(occurrences.get(name, []), ("expr_stmt",))
             if not uses or mentions != len(uses) + 1:
                 continue
             ok = True

@@ -6,6 +6,7 @@ cannot resolve is reported as unknown (``None``), and the rules leave unknown sh
 from __future__ import annotations
 
 import bisect
+import re
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Iterator
@@ -433,8 +434,22 @@ class Program:
 
     def calls_of(self, name: str) -> list:
         """Call expressions ``name(...)`` whose callee is exactly the bare name (found by ``str.find``)."""
+        by_statement = self._word_statements(name)
+        if by_statement is None:
+            return self._calls_at(self.word_offsets(name))
         found = []
-        for start in self.word_offsets(name):
+        for facts, offset in by_statement:
+            # read once per statement: the calls found at its occurrences of the name lie within it
+            cache = facts.setdefault("calls_of", {})
+            calls = cache.get(name)
+            if calls is None:
+                calls = cache[name] = self._calls_at([offset + rel for rel in _word_hits(facts, name)])
+            found += calls
+        return found
+
+    def _calls_at(self, offsets: list[int]) -> list:
+        found = []
+        for start in offsets:
             pos = self.index.position(start)
             # One column into the name: at a leaf boundary parso returns the leaf that ends there.
             leaf = self.module.get_leaf_for_position((pos.line + 1, pos.column + 1))
@@ -448,6 +463,9 @@ class Program:
 
     def word_offsets(self, word: str) -> list[int]:
         """Text offsets where the identifier ``word`` stands (not inside a longer identifier)."""
+        by_statement = self._word_statements(word)
+        if by_statement is not None:
+            return [offset + rel for facts, offset in by_statement for rel in _word_hits(facts, word)]
         offsets = []
         text = self.text
         start = text.find(word)
@@ -458,11 +476,60 @@ class Program:
             start = text.find(word, end)
         return offsets
 
+    @cached_property
+    def _layout(self) -> list | None:
+        """(facts, text offset) of each top-level statement, each statement's code and the words in it read once
+        and kept with it; None when the text is not the statements' codes laid end to end with no identifier
+        running from one into the next (then a word's occurrences are looked for in the whole text)."""
+        entries = []
+        offset = 0
+        joined = False  # the code so far ends in an identifier character
+        for child, _scanned, facts in self._statements.values():
+            code = facts.get("code")
+            if code is None:
+                code = facts["code"] = child.get_code()
+                facts["words"] = frozenset(_WORD.findall(code))
+                facts["edges"] = (bool(code) and _is_ident_char(code[0]), bool(code) and _is_ident_char(code[-1]))
+            if code:
+                first, last = facts["edges"]
+                if joined and first:
+                    return None
+                joined = last
+            entries.append((facts, offset))
+            offset += len(code)
+        return entries if offset == len(self.text) else None
+
+    def _word_statements(self, word: str) -> list | None:
+        """(facts, text offset) of the statements whose code holds the identifier ``word``; None when the layout
+        cannot tell (see ``_layout``) or ``word`` is not made of identifier characters."""
+        if not word or not all(_is_ident_char(c) for c in word):
+            return None
+        layout = self._layout
+        if layout is None:
+            return None
+        return [entry for entry in layout if word in entry[0]["words"]]
+
     def nodes_matching(self, word: str, types: tuple[str, ...]) -> list:
         """For each occurrence of the identifier ``word`` in the text, the outermost enclosing node of one of
         ``types`` around it (deduplicated, in text order). Lets rules that look for a rare name (``Custom``,
         ``set_context``, ``bprop_debug``) skip walking the whole tree: ``str.find`` costs next to nothing."""
-        return self.nodes_at(self.word_offsets(word), types)
+        by_statement = self._word_statements(word)
+        if by_statement is None:
+            return self.nodes_at(self.word_offsets(word), types)
+        return self._nodes_in(by_statement, word, types)
+
+    def _nodes_in(self, by_statement: list, word: str, types: tuple[str, ...]) -> list:
+        """``nodes_matching`` over the statements (facts, offset) that hold ``word``."""
+        found = []
+        for facts, offset in by_statement:
+            # read once per statement: the nodes around its occurrences of the word lie within it
+            cache = facts.setdefault("nodes_matching", {})
+            key = (word, types)
+            nodes = cache.get(key)
+            if nodes is None:
+                nodes = cache[key] = self.nodes_at([offset + rel for rel in _word_hits(facts, word)], types)
+            found += nodes
+        return found
 
     def nodes_at(self, offsets: list[int], types: tuple[str, ...]) -> list:
         """``nodes_matching`` for occurrences already found (text offsets, in order)."""
@@ -766,20 +833,22 @@ class Program:
 
     def mode_settings(self) -> list[tuple[object, str]]:
         """Every ``set_context(mode=...)`` of the file: (the function it runs in, or None at module level; mode)."""
-        found = []
-        for node in self.nodes_matching("set_context", ("power", "atom_expr")):
-            c = call_of(node)
-            if not c or not c[0] or not c[0].endswith("set_context"):
-                continue
-            _, kwargs, _ = call_arguments(c[1])
-            mode = kwargs.get("mode")
-            if mode is None:
-                continue
-            code = mode.get_code().strip()
-            value = "graph" if code.endswith("GRAPH_MODE") or code == "0" else (
-                "pynative" if code.endswith("PYNATIVE_MODE") or code == "1" else None)
-            if value is not None:
-                found.append((node.search_ancestor("funcdef"), value))
+        found = self.__dict__.get("_mode_settings")
+        if found is not None:
+            return found
+        by_statement = self._word_statements("set_context")
+        if by_statement is None:
+            found = _mode_settings_at(self.nodes_matching("set_context", ("power", "atom_expr")))
+        else:
+            found = []
+            for entry in by_statement:
+                # read once per statement (what a set_context call sets, and the function it runs in, lie within it)
+                settings = entry[0].get("mode_settings")
+                if settings is None:
+                    settings = entry[0]["mode_settings"] = _mode_settings_at(
+                        self._nodes_in([entry], "set_context", ("power", "atom_expr")))
+                found += settings
+        self.__dict__["_mode_settings"] = found
         return found
 
     def mode_hint(self) -> str | None:
@@ -799,6 +868,26 @@ class Program:
         else:
             start = node_or_start
         return Span(Position(start[0] - 1, start[1]), Position(end[0] - 1, end[1]))
+
+
+def _mode_settings_at(nodes: list) -> list[tuple[object, str]]:
+    """(the function it runs in, or None at module level; mode) of each ``set_context(mode=...)`` call among
+    ``nodes``."""
+    found = []
+    for node in nodes:
+        c = call_of(node)
+        if not c or not c[0] or not c[0].endswith("set_context"):
+            continue
+        _, kwargs, _ = call_arguments(c[1])
+        mode = kwargs.get("mode")
+        if mode is None:
+            continue
+        code = mode.get_code().strip()
+        value = "graph" if code.endswith("GRAPH_MODE") or code == "0" else (
+            "pynative" if code.endswith("PYNATIVE_MODE") or code == "1" else None)
+        if value is not None:
+            found.append((node.search_ancestor("funcdef"), value))
+    return found
 
 
 _STATEMENT_CONTAINERS = {
@@ -1015,6 +1104,27 @@ def _is_module_level(node) -> bool:
 
 def _is_ident_char(ch: str) -> bool:
     return ch.isalnum() or ch == "_"
+
+
+# Runs of identifier characters (``\w`` is exactly ``_is_ident_char``).
+_WORD = re.compile(r"\w+")
+
+
+def _word_hits(facts: dict, word: str) -> list[int]:
+    """Offsets in a statement's code (``facts["code"]``) where the identifier ``word`` stands, kept in ``facts``.
+    The code's ends count as boundaries: the layout guarantees no identifier runs across them."""
+    cache = facts.setdefault("word_hits", {})
+    hits = cache.get(word)
+    if hits is None:
+        hits = cache[word] = []
+        code = facts["code"]
+        start = code.find(word)
+        while start != -1:
+            end = start + len(word)
+            if (start == 0 or not _is_ident_char(code[start - 1])) and (end == len(code) or not _is_ident_char(code[end])):
+                hits.append(start)
+            start = code.find(word, end)
+    return hits
 
 
 def _is_aliased(node, name) -> bool:
