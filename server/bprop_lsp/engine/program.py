@@ -696,6 +696,15 @@ class Program:
             result.setdefault(c.name, []).append(c)
         return result
 
+    def class_of_node(self, node) -> ClassInfo | None:
+        """The first of the file's classes whose node is ``node``."""
+        by_node = self.__dict__.get("_classes_by_node")
+        if by_node is None:
+            by_node = self.__dict__["_classes_by_node"] = {}
+            for c in self.classes:
+                by_node.setdefault(id(c.node), c)
+        return by_node.get(id(node))
+
     def class_named(self, name: str) -> ClassInfo | None:
         found = self.classes_by_name.get(name)
         return found[-1] if found else None
