@@ -266,10 +266,10 @@ def _jit_gradient_functions(ctx: Context) -> list:
         if "jit" in p.text or "ms_function" in p.text:
             for fns in p.functions.values():
                 for fn in fns:
-                    if fn.name == "bprop":
+                    if fn.name == "bprop" or not fn.decorators:
                         continue
                     if any(n and p.is_mindspore(p.resolve_dotted(n), JIT_NAMES, bare=("jit", "ms.jit", "ms_function"))
-                           for n in fn.decorator_names) and _takes_gradient(fn.node.get_code()):
+                           for n in fn.decorator_names) and _function_takes_gradient(fn):
                         cached.append(fn.node)
         ctx.__dict__["_jit_gradient_functions"] = cached
     return cached
@@ -295,6 +295,14 @@ def _reaches(ctx: Context, fn_node, class_name: str) -> bool:
         if not frontier:
             break
     return False
+
+
+def _function_takes_gradient(fn) -> bool:
+    """``_takes_gradient`` of the function's code, read once per Function (they are kept with their statement)."""
+    found = fn.__dict__.get("_takes_gradient")
+    if found is None:
+        found = fn.__dict__["_takes_gradient"] = _takes_gradient(fn.node.get_code())
+    return found
 
 
 def _takes_gradient(code: str) -> bool:
@@ -414,30 +422,47 @@ def _skeletons(ctx: Context, classes=None) -> list[Skeleton]:
     for cls in (p.classes if classes is None else classes):
         if cls.node.type != "classdef" or not p.is_cell(cls) or p.lookup(cls, "bprop") is not None:
             continue  # (a class built by type() has no body to add a bprop to)
-        member = cls.members.get("construct")
-        fn = member.function if member is not None else None
-        if fn is None or fn.node.type != "funcdef":
+        parts = _skeleton_parts(p, cls)
+        if parts is None:
             continue
-        sig = Signature(fn, skip_self=True)
-        if sig.vararg is not None or sig.varkw is not None or sig.kwonly or not fn.params or fn.params[0].name != "self":
-            continue
-        def_line = p.index.line_text(fn.def_line)
-        indent = def_line[:len(def_line) - len(def_line.lstrip())]
-        body = fn.body
-        first_body = body.children[1] if body.type == "suite" and len(body.children) > 1 else None
-        if first_body is not None:
-            line = p.index.line_text(first_body.start_pos[0] - 1)
-            body_indent = line[:len(line) - len(line.lstrip())]
-        else:
-            body_indent = indent + "    "
-        end_line = fn.node.end_pos[0] - 1 if fn.node.end_pos[1] == 0 else fn.node.end_pos[0]
+        construct_span, end_line, indent, body_indent, inputs, out_name, dout_name = parts
         if end_line >= p.index.line_count:
             continue  # construct ends the file without a line break: nowhere clean to insert
-        taken = {q.name for q in sig.positional}
-        out.append(Skeleton(cls.name, p.span(fn.name_node), Position(end_line, 0), indent, body_indent, newline,
-                            tuple(q.name for q in sig.positional), zeros,
-                            "out" if "out" not in taken else "out_", "dout" if "dout" not in taken else "dout_"))
+        out.append(Skeleton(cls.name, construct_span, Position(end_line, 0), indent, body_indent, newline,
+                            inputs, zeros, out_name, dout_name))
     return out
+
+
+def _skeleton_parts(p: Program, cls) -> tuple | None:
+    """What a skeleton reads from the class's own construct (its span, where the bprop goes, the indentation, the
+    inputs and the out/dout names), or None when construct has no fixed inputs: read once per class while its
+    members stay the same (they are kept with the class statement)."""
+    members = cls.members
+    memo = cls.__dict__.get("_skeleton_parts")
+    if memo is not None and memo[0] is members:
+        return memo[1]
+    parts = None
+    member = members.get("construct")
+    fn = member.function if member is not None else None
+    if fn is not None and fn.node.type == "funcdef":
+        sig = Signature(fn, skip_self=True)
+        if not (sig.vararg is not None or sig.varkw is not None or sig.kwonly or not fn.params
+                or fn.params[0].name != "self"):
+            def_line = p.index.line_text(fn.def_line)
+            indent = def_line[:len(def_line) - len(def_line.lstrip())]
+            body = fn.body
+            first_body = body.children[1] if body.type == "suite" and len(body.children) > 1 else None
+            if first_body is not None:
+                line = p.index.line_text(first_body.start_pos[0] - 1)
+                body_indent = line[:len(line) - len(line.lstrip())]
+            else:
+                body_indent = indent + "    "
+            end_line = fn.node.end_pos[0] - 1 if fn.node.end_pos[1] == 0 else fn.node.end_pos[0]
+            taken = {q.name for q in sig.positional}
+            parts = (p.span(fn.name_node), end_line, indent, body_indent, tuple(q.name for q in sig.positional),
+                     "out" if "out" not in taken else "out_", "dout" if "dout" not in taken else "dout_")
+    cls.__dict__["_skeleton_parts"] = (members, parts)
+    return parts
 
 
 def _zeros_like_spelling(p: Program) -> str:

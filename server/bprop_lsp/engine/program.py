@@ -631,15 +631,37 @@ class Program:
         # read once per analysis (each is a pass over the file or the function).
         memo = self._binds_memo
         if name not in memo["text"]:
-            memo["text"][name] = self.text.count(name)
+            memo["text"][name] = self._text_count(name)
         entry = memo["code"].get(id(inside))
         if entry is None or entry[0] is not inside:
-            entry = memo["code"][id(inside)] = (inside, inside.get_code())
+            # the code of a node is read once while its statement stays untouched
+            codes = self.statement_facts(inside).setdefault("node_code", {})
+            entry = codes.get(id(inside))
+            if entry is None or entry[0] is not inside:
+                entry = codes[id(inside)] = (inside, inside.get_code())
+            memo["code"][id(inside)] = entry
         if memo["text"][name] == entry[1].count(name):
             return False
         if "defined" not in memo:
             memo["defined"] = {c.name for c in self.classes} | {node.name.value for node in self._funcdefs}
         return name in self.imports or name in self.assignments or name in memo["defined"]
+
+    def _text_count(self, word: str) -> int:
+        """``self.text.count(word)``: for an identifier, summed over the statements' codes (each count kept with its
+        statement) when the layout allows it (no identifier runs from one statement's code into the next)."""
+        layout = self._layout if word and all(_is_ident_char(c) for c in word) else None
+        if layout is None:
+            return self.text.count(word)
+        total = 0
+        for facts, _offset in layout:
+            counts = facts.get("counts")
+            if counts is None:
+                counts = facts["counts"] = {}
+            n = counts.get(word)
+            if n is None:
+                n = counts[word] = facts["code"].count(word)
+            total += n
+        return total
 
     @cached_property
     def _binds_memo(self) -> dict:
