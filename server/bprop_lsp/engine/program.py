@@ -405,6 +405,15 @@ class Program:
             return self._loose_facts  # not in this module's tree (a light view, a synthetic node)
         return entry[2]
 
+    def node_fact(self, node, key: str, compute):
+        """``compute(node)``, a fact read from ``node`` alone, once while its top-level statement stays untouched
+        (kept in that statement's facts under ``key``, with the node to check identity)."""
+        facts = self.statement_facts(node).setdefault(key, {})
+        entry = facts.get(id(node))
+        if entry is None or entry[0] is not node:
+            entry = facts[id(node)] = (node, compute(node))
+        return entry[1]
+
     @cached_property
     def _loose_facts(self) -> dict:
         return {}
