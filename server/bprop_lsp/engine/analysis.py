@@ -359,7 +359,7 @@ def _bprop_infos(ctx: Context) -> list[BpropInfo]:
             for i, param in enumerate(pos):
                 roles.append((param.name, targets[i] if i < len(targets) else "nothing: MindSpore passes no value here"))
         construct_span = p.span(site.construct.name_node) if site.construct is not None and site.construct.name_node else None
-        hints = _hints(p, fn, Signature(fn, skip_self=_has_self(fn)).positional, inputs) if inputs is not None else ()
+        hints = _kept_hints(p, fn, _has_self(fn), inputs) if inputs is not None else ()
         infos.append(BpropInfo(site.owner_label, "cell", name_span, expected, tuple(roles), construct_span, hints))
     for op in ctx.custom_op_sites:
         fn = op.function
@@ -373,9 +373,20 @@ def _bprop_infos(ctx: Context) -> list[BpropInfo]:
             targets = [f"op input {i}" for i in range(op.inputs)] + ["`out`: the op's output", "`dout`: the gradient flowing into out"]
             for i, param in enumerate(sig.positional):
                 roles.append((param.name, targets[i] if i < len(targets) else "nothing: MindSpore passes no value here"))
-        hints = _hints(p, fn, sig.positional, [f"input{i}" for i in range(op.inputs)]) if op.inputs is not None else ()
+        hints = _kept_hints(p, fn, op.bound, [f"input{i}" for i in range(op.inputs)]) if op.inputs is not None else ()
         infos.append(BpropInfo("ops.Custom", "custom-op", p.span(fn.name_node), expected, tuple(roles), None, hints))
     return infos
+
+
+def _kept_hints(p: Program, fn, skip_self: bool, inputs) -> tuple[Hint, ...]:
+    """``_hints`` for the function's positional parameters (after self when ``skip_self``): read from the function
+    alone given the inputs' names, so kept with its statement by (skip_self, inputs)."""
+    memo = p.node_fact(fn.node, "hints", lambda node: {})
+    key = (skip_self, tuple(inputs))
+    hints = memo.get(key)
+    if hints is None:
+        hints = memo[key] = _hints(p, fn, Signature(fn, skip_self=skip_self).positional, inputs)
+    return hints
 
 
 def _hints(p: Program, fn, positional, inputs) -> tuple[Hint, ...]:
