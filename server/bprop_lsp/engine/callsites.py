@@ -53,12 +53,18 @@ def build_call_index(program: Program) -> CallIndex:
                 return instance_class(found[0])
         return None
 
+    assignments = program.assignments
+
     def resolve(ref) -> ClassInfo | None:
         """``instance_class`` of an expression, from what ``_local_ref`` read of it."""
         if ref[0] == "class":
             return classes.get(ref[1])
         if ref[0] == "name":
-            return instance_class(ref[1])
+            # a name: what its one module binding is an instance of (a name never reads as ``self.x``)
+            values = assignments.get(ref[1].value)
+            if values and len(values) == 1 and values[0] is not ref[1]:
+                return instance_class(values[0])
+            return None
         if ref[0] == "endless":
             raise RecursionError("a reference that never ends")
         return None
@@ -67,14 +73,27 @@ def build_call_index(program: Program) -> CallIndex:
     # re-reads the statement it touched. What a call's callee refers to is followed within the statement as far
     # as it goes (``self.net`` to the ``self.net = ...`` of its class); only the rest (a class name, a module
     # name) is resolved here, against the whole file.
-    for child in program.module.children:
-        facts = program.statement_facts(child)
+    for child, _scanned, facts in program._statements.values():
         refs = facts.get("call_refs")
         if refs is None:
             calls = facts.get("calls")
             if calls is None:
                 calls = facts["calls"] = _candidate_calls(child)
             refs = facts["call_refs"] = _call_refs(program, calls)
+            facts["call_ref_names"] = _ref_names(refs)
+        if not refs:
+            continue
+        names, class_names, endless = facts["call_ref_names"]
+        if not endless:
+            for name in names:
+                if name in assignments:
+                    break
+            else:
+                for name in class_names:
+                    if name in classes:
+                        break
+                else:
+                    continue  # no name the statement's calls refer to is bound in the module: none resolves
         for node, positional, keywords, has_star, callee_ref, transformed_ref, vjp_ref in refs:
             cls = None
             args = (positional, keywords, has_star)
@@ -111,6 +130,21 @@ def _call_refs(program: Program, calls: list) -> list[tuple]:
             continue
         refs.append((node, positional, keywords, has_star, callee_ref, transformed_ref, vjp_ref))
     return refs
+
+
+def _ref_names(refs: list) -> tuple[tuple, tuple, bool]:
+    """(names, class names, whether a reference never ends) among a statement's call references."""
+    names, class_names, endless = set(), set(), False
+    for ref in (r for entry in refs for r in entry[4:]):
+        if ref is None:
+            continue
+        if ref[0] == "name":
+            names.add(ref[1].value)
+        elif ref[0] == "class":
+            class_names.add(ref[1])
+        elif ref[0] == "endless":
+            endless = True
+    return tuple(names), tuple(class_names), endless
 
 
 def _guarded_ref(program: Program, expr) -> tuple:
