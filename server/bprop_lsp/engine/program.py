@@ -715,8 +715,13 @@ class Program:
             return True
         # Re-exports: mindspore.nn.layer.x.Cell etc. are the same objects; compare the last part
         # within the mindspore namespace only.
-        if qualname.startswith("mindspore.") and any(qualname.rsplit(".", 1)[-1] == n.rsplit(".", 1)[-1] for n in names):
-            return True
+        if qualname.startswith("mindspore."):
+            # the last parts of ``names``, read once per analysis (names are the module's constant sets)
+            memo = self._last_parts.get(id(names))
+            if memo is None or memo[0] is not names:
+                memo = self._last_parts[id(names)] = (names, {n.rsplit(".", 1)[-1] for n in names})
+            if qualname.rsplit(".", 1)[-1] in memo[1]:
+                return True
         # Unimported spellings in snippets (`nn.Cell` with no import) are accepted only verbatim.
         return qualname in bare
 
@@ -815,8 +820,23 @@ class Program:
         return any(isinstance(k, str) and (self.is_mindspore(k, CELL_NAMES, bare=("nn.Cell", "Cell")) or self.is_nn_layer(k))
                    for k in self.mro(cls))
 
+    @cached_property
+    def _last_parts(self) -> dict:
+        return {}
+
     def is_nn_layer(self, qualname: str) -> bool:
         """A class MindSpore ships in ``mindspore.nn`` (every one of them is a Cell): ``nn.ReLU``, ``nn.Dense`` …"""
+        memo = self._nn_layer_memo
+        found = memo.get(qualname)
+        if found is None:
+            found = memo[qualname] = self._is_nn_layer(qualname)
+        return found
+
+    @cached_property
+    def _nn_layer_memo(self) -> dict:
+        return {}
+
+    def _is_nn_layer(self, qualname: str) -> bool:
         from .mindspore_api import is_nn_cell_qualname
 
         if self.is_mindspore(qualname, CELL_NAMES):

@@ -37,11 +37,17 @@ def _function_self_assignments(program, fn_node) -> list:
 def _self_calls(ctx, cls: ClassInfo):
     """``_self_assignments`` with what each value calls, read once per ``def``: (attribute, statement, the callee's
     dotted name or None, the callees of a list/tuple display's entries or None when the value is no display)."""
-    for member in cls.members.values():
-        fn = member.function
-        if fn is None or fn.is_lambda:
-            continue
-        yield from ctx.program.node_fact(fn.node, "self_calls", _function_self_calls_of(ctx.program))
+    members = cls.members
+    memo = cls.__dict__.get("_self_calls")
+    if memo is None or memo[0] is not members:  # kept with the class while its members stay the same
+        found = []
+        for member in members.values():
+            fn = member.function
+            if fn is None or fn.is_lambda:
+                continue
+            found += ctx.program.node_fact(fn.node, "self_calls", _function_self_calls_of(ctx.program))
+        memo = cls.__dict__["_self_calls"] = (members, found)
+    return memo[1]
 
 
 def _function_self_calls_of(program):
