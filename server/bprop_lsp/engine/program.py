@@ -678,7 +678,48 @@ class Program:
 
     @cached_property
     def index(self) -> LineIndex:
-        return LineIndex(self.text)
+        return _ProgramLineIndex(self.text, self)
+
+    @cached_property
+    def _line_layout(self) -> list[int] | None:
+        """For each statement of the layout, the number of line breaks before it (each statement's own breaks read
+        once and kept with it); None without a layout or when the text has a ``\r``."""
+        layout = self._layout
+        if layout is None or "\r" in self.text:
+            return None
+        firsts = []
+        total = 0
+        for facts, _offset in layout:
+            starts = facts.get("line_starts")
+            if starts is None:
+                starts = facts["line_starts"] = [m.end() for m in re.finditer("\n", facts["code"])]
+            firsts.append(total)
+            total += len(starts)
+        firsts.append(total)
+        return firsts
+
+    def _line_text(self, line: int) -> str | None:
+        """``LineIndex.line_text`` read from the statement that holds the line; None when it cannot be told that way
+        (the line runs from one statement's code into the next, no layout, a line out of range)."""
+        firsts = self._line_layout
+        if firsts is None or line < 0 or line > firsts[-1]:
+            return None
+        layout = self._layout
+        if line == 0:
+            i, r = 0, 0
+        else:
+            i = bisect.bisect_left(firsts, line, 0, len(layout)) - 1  # the statement holding the line-th break
+            r = layout[i][0]["line_starts"][line - firsts[i] - 1]
+        code = layout[i][0]["code"]
+        while r == len(code) and i + 1 < len(layout):
+            i, r = i + 1, 0
+            code = layout[i][0]["code"]
+        end = code.find("\n", r)
+        if end == -1:
+            if any(entry[0]["code"] for entry in layout[i + 1:]):
+                return None
+            return code[r:]  # the text's last line
+        return code[r:end]
 
     @cached_property
     def assignments(self) -> dict[str, list]:
@@ -928,6 +969,22 @@ class Program:
         else:
             start = node_or_start
         return Span(Position(start[0] - 1, start[1]), Position(end[0] - 1, end[1]))
+
+
+class _ProgramLineIndex(LineIndex):
+    """The program's LineIndex: a line's text is read from the statement that holds it, so that asking for a few
+    lines does not build the whole table (``starts``)."""
+
+    def __init__(self, text: str, program: Program):
+        super().__init__(text)
+        self._program = program
+
+    def line_text(self, line: int) -> str:
+        if self._starts is None:
+            found = self._program._line_text(line)
+            if found is not None:
+                return found
+        return super().line_text(line)
 
 
 def _mode_settings_at(nodes: list) -> list[tuple[object, str]]:

@@ -22,12 +22,20 @@ class LineIndex:
 
     def __init__(self, text: str):
         self.text = text
-        if "\r" in text:
-            starts = [0]
-            starts.extend(m.end() for m in LINE_BREAK.finditer(text))
-        else:  # the common case, in C: ~10x faster than the regex on a large file
-            starts = [0, *accumulate(len(line) + 1 for line in text.split("\n")[:-1])]
-        self.starts = starts
+        self._starts: list[int] | None = None
+
+    @property
+    def starts(self) -> list[int]:
+        """Offset of the start of each line (read on first use: a line count or one line's text needs no table)."""
+        if self._starts is None:
+            text = self.text
+            if "\r" in text:
+                starts = [0]
+                starts.extend(m.end() for m in LINE_BREAK.finditer(text))
+            else:  # the common case, in C: ~10x faster than the regex on a large file
+                starts = [0, *accumulate(len(line) + 1 for line in text.split("\n")[:-1])]
+            self._starts = starts
+        return self._starts
 
     def offset(self, pos: Position) -> int:
         line = min(max(pos.line, 0), len(self.starts) - 1)
@@ -53,6 +61,8 @@ class LineIndex:
 
     @property
     def line_count(self) -> int:
+        if self._starts is None and "\r" not in self.text:
+            return self.text.count("\n") + 1  # what the table would hold, without building it
         return len(self.starts)
 
     def newline(self) -> str:
