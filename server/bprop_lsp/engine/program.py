@@ -698,9 +698,10 @@ class Program:
         firsts.append(total)
         return firsts
 
-    def _line_text(self, line: int) -> str | None:
-        """``LineIndex.line_text`` read from the statement that holds the line; None when it cannot be told that way
-        (the line runs from one statement's code into the next, no layout, a line out of range)."""
+    def _line_span(self, line: int) -> tuple[int, int] | None:
+        """(start, end) text offsets of the line's content, as ``LineIndex`` tells them, read from the statement that
+        holds the line; None when it cannot be told that way (the line runs from one statement's code into the
+        next, no layout, a line out of range)."""
         firsts = self._line_layout
         if firsts is None or line < 0 or line > firsts[-1]:
             return None
@@ -715,11 +716,12 @@ class Program:
             i, r = i + 1, 0
             code = layout[i][0]["code"]
         end = code.find("\n", r)
+        offset = layout[i][1]
         if end == -1:
             if any(entry[0]["code"] for entry in layout[i + 1:]):
                 return None
-            return code[r:]  # the text's last line
-        return code[r:end]
+            return offset + r, offset + len(code)  # the text's last line
+        return offset + r, offset + end
 
     @cached_property
     def assignments(self) -> dict[str, list]:
@@ -981,10 +983,17 @@ class _ProgramLineIndex(LineIndex):
 
     def line_text(self, line: int) -> str:
         if self._starts is None:
-            found = self._program._line_text(line)
-            if found is not None:
-                return found
+            span = self._program._line_span(line)
+            if span is not None:
+                return self.text[span[0]:span[1]]
         return super().line_text(line)
+
+    def offset(self, pos) -> int:
+        if self._starts is None:
+            span = self._program._line_span(pos.line)
+            if span is not None:
+                return min(span[0] + max(pos.column, 0), span[1])
+        return super().offset(pos)
 
 
 def _mode_settings_at(nodes: list) -> list[tuple[object, str]]:

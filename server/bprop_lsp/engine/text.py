@@ -61,8 +61,12 @@ class LineIndex:
 
     @property
     def line_count(self) -> int:
-        if self._starts is None and "\r" not in self.text:
-            return self.text.count("\n") + 1  # what the table would hold, without building it
+        if self._starts is None:
+            count = self.__dict__.get("_line_count")
+            if count is None and "\r" not in self.text:
+                count = self.__dict__["_line_count"] = self.text.count("\n") + 1  # what the table would hold
+            if count is not None:
+                return count
         return len(self.starts)
 
     def newline(self) -> str:
