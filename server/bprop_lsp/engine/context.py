@@ -613,7 +613,16 @@ def _mentions(cls: ClassInfo, word: str) -> bool:
     """Whether the class's code holds ``word`` (its code is read once, kept with the class)."""
     code = cls.__dict__.get("_code")
     if code is None:
-        code = cls.__dict__["_code"] = cls.node.get_code()
+        program = cls.program
+        if program is not None and cls.node.parent is program.module:
+            # a top-level class statement: its code is the statement's, which the program may have read already
+            facts = program.statement_facts(cls.node)
+            code = facts.get("code")
+            if code is None:
+                code = facts["code"] = cls.node.get_code()
+        else:
+            code = cls.node.get_code()
+        cls.__dict__["_code"] = code
     return word in code
 
 

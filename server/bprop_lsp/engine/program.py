@@ -497,6 +497,7 @@ class Program:
             code = facts.get("code")
             if code is None:
                 code = facts["code"] = child.get_code()
+            if "words" not in facts:
                 facts["words"] = frozenset(_WORD.findall(code))
                 facts["edges"] = (bool(code) and _is_ident_char(code[0]), bool(code) and _is_ident_char(code[-1]))
             if code:
@@ -892,6 +893,13 @@ class Program:
         return qualname.startswith("mindspore.nn.") and qualname.rsplit(".", 1)[-1][:1].isupper()
 
     def is_primitive(self, cls: ClassInfo) -> bool:
+        memo = self.__dict__.setdefault("_is_primitive_cache", {})
+        found = memo.get(id(cls))
+        if found is None:
+            found = memo[id(cls)] = self._is_primitive(cls)
+        return found
+
+    def _is_primitive(self, cls: ClassInfo) -> bool:
         return any(
             isinstance(k, str) and self.is_mindspore(k, PRIMITIVE_NAMES, bare=("Primitive", "PrimitiveWithInfer", "PrimitiveWithCheck"))
             for k in self.mro(cls)
