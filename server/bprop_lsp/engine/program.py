@@ -6,9 +6,11 @@ cannot resolve is reported as unknown (``None``), and the rules leave unknown sh
 from __future__ import annotations
 
 import bisect
+import operator
 import re
 from dataclasses import dataclass, field
 from functools import cached_property
+from itertools import compress, repeat
 from typing import Iterator
 
 from parso.python import tree
@@ -517,7 +519,12 @@ class Program:
         layout = self._layout
         if layout is None:
             return None
-        return [entry for entry in layout if word in entry[0]["words"]]
+        return list(compress(layout, map(operator.contains, self._layout_words, repeat(word))))
+
+    @cached_property
+    def _layout_words(self) -> list:
+        """The words of each statement of the layout, in order."""
+        return [facts["words"] for facts, _offset in self._layout]
 
     def nodes_matching(self, word: str, types: tuple[str, ...]) -> list:
         """For each occurrence of the identifier ``word`` in the text, the outermost enclosing node of one of
@@ -805,6 +812,11 @@ class Program:
             return []
         whole = self._acyclic_mro.get(id(cls))
         if whole is not None:
+            return whole
+        texts = cls.base_texts
+        if len(texts) == 1 and texts[0] is not None and ("." in texts[0] or texts[0] in self.imports):
+            # ``class Net(nn.Cell)``: one base outside the file (resolve_class reads it through the imports alone)
+            whole = self._acyclic_mro[id(cls)] = [cls, self.resolve_dotted(texts[0])]
             return whole
         seen = seen | {id(cls)}
         own_cut = [False]
