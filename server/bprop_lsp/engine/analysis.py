@@ -431,10 +431,10 @@ def _skeletons(ctx: Context, classes=None) -> list[Skeleton]:
     newline = p.index.newline()
     zeros = _zeros_like_spelling(p)
     for cls in (p.classes if classes is None else classes):
-        if cls.node.type != "classdef" or not p.is_cell(cls) or p.lookup(cls, "bprop") is not None:
-            continue  # (a class built by type() has no body to add a bprop to)
-        parts = _skeleton_parts(p, cls)
-        if parts is None:
+        if cls.node.type != "classdef":
+            continue  # a class built by type() has no body to add a bprop to
+        parts = _skeleton_parts(p, cls)  # (what the class alone tells, first)
+        if parts is None or not p.is_cell(cls) or p.lookup(cls, "bprop") is not None:
             continue
         construct_span, end_line, indent, body_indent, inputs, out_name, dout_name = parts
         if end_line >= p.index.line_count:

@@ -566,6 +566,14 @@ def restrict(fails_in: frozenset, subject: Subject) -> frozenset | None:
 
 
 def cell_subjects(ctx):
+    """The Cell bprops whose returns are checked, found once per analysis (several rules ask; do not modify)."""
+    found = ctx.__dict__.get("_cell_subjects")
+    if found is None:
+        found = ctx.__dict__["_cell_subjects"] = list(_cell_subjects(ctx))
+    return found
+
+
+def _cell_subjects(ctx):
     from ._signature import view
 
     seen = set()
@@ -584,6 +592,14 @@ def cell_subjects(ctx):
 
 
 def custom_subjects(ctx):
+    """``_custom_subjects``, found once per analysis (several rules ask; do not modify)."""
+    found = ctx.__dict__.get("_custom_subjects")
+    if found is None:
+        found = ctx.__dict__["_custom_subjects"] = list(_custom_subjects(ctx))
+    return found
+
+
+def _custom_subjects(ctx):
     """Primitive-level bprops: ``ops.Custom(..., bprop=fn)`` and the inner bprop a Primitive's getter returns
     (``get_bprop``, ``bprop_getters.register``) when MindSpore really calls it (no C++ bprop under that name).
     Both reach the gradient through ``Primitive.get_bprop`` and get the same return checks."""
