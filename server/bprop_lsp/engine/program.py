@@ -931,6 +931,14 @@ class Program:
 
     def lookup(self, cls: ClassInfo, name: str) -> Member | None:
         """The member ``name`` as attribute lookup finds it, or None (also None past an opaque base)."""
+        memo = self.__dict__.setdefault("_lookup_memo", {})
+        key = (id(cls), name)
+        if key in memo:
+            return memo[key]
+        found = memo[key] = self._lookup(cls, name)
+        return found
+
+    def _lookup(self, cls: ClassInfo, name: str) -> Member | None:
         for k in self.mro(cls):
             if isinstance(k, str):
                 if name != "bprop" and self.is_nn_layer(k):
