@@ -71,7 +71,7 @@ def _function_self_calls_of(program):
 
 
 def _callee_is_parameter(ctx, callee: str | None) -> bool:
-    """``_is_parameter`` of a call of ``callee`` (memoised per analysis)."""
+    """Whether a call of ``callee`` creates a MindSpore Parameter (memoised per analysis)."""
     if not callee:
         return False
     memo = ctx.__dict__.setdefault("_parameter_callees", {})
@@ -104,31 +104,19 @@ def _parameter_attrs(ctx, cls: ClassInfo) -> dict[str, object]:
         if isinstance(k, str):
             continue
         for attr, stmt, callee, items in _self_calls(ctx, k):
-            # _is_parameter(p, value) or _is_parameter_container(p, value), from what the value calls
-            if _callee_is_parameter(ctx, callee) or callee and callee.rsplit(".", 1)[-1] == "ParameterTuple" and (
-                    p.resolve_dotted(callee).startswith("mindspore") or callee == "ParameterTuple") \
-                    or items is not None and any(_callee_is_parameter(ctx, c) for c in items):
+            if _callee_is_parameter(ctx, callee) or _is_parameter_container(ctx, callee, items):
                 result[attr] = stmt
     return result
 
 
-def _is_parameter(p, value) -> bool:
-    c = call_of(value)
-    return bool(c and c[0] and p.is_mindspore(p.resolve_dotted(c[0]), PARAMETER_NAMES, bare=("Parameter", "ms.Parameter")))
-
-
-def _is_parameter_container(p, value) -> bool:
-    """``ParameterTuple([...])`` or a list/tuple display holding ``Parameter(...)`` calls: reading an entry in a
+def _is_parameter_container(ctx, callee: str | None, items: list | None) -> bool:
+    """A value calling ``callee`` (with ``items``, the callees of a list/tuple display's entries) is
+    ``ParameterTuple([...])`` or a list/tuple display holding ``Parameter(...)`` calls: reading an entry in a
     bprop is reading a Parameter (bprop-rules.md, further behaviours 23)."""
-    c = call_of(value)
-    if c and c[0] and c[0].rsplit(".", 1)[-1] == "ParameterTuple" and (
-            p.resolve_dotted(c[0]).startswith("mindspore") or c[0] == "ParameterTuple"):
+    if callee and callee.rsplit(".", 1)[-1] == "ParameterTuple" and (
+            ctx.program.resolve_dotted(callee).startswith("mindspore") or callee == "ParameterTuple"):
         return True
-    if value.type == "atom" and value.children[0] in ("[", "(") and len(value.children) == 3:
-        inner = value.children[1]
-        items = [i for i in inner.children if i != ","] if inner.type == "testlist_comp" else [inner]
-        return any(_is_parameter(p, i) for i in items if i.type in ("power", "atom_expr"))
-    return False
+    return items is not None and any(_callee_is_parameter(ctx, c) for c in items)
 
 
 def trainable_parameter_attrs(ctx, cls: ClassInfo) -> dict[str, object]:
