@@ -346,21 +346,18 @@ def _bprop_infos(ctx: Context) -> list[BpropInfo]:
         fn = site.function
         if fn is None:
             continue
-        name_span = p.span(fn.name_node) if fn.name_node is not None else p.span(site.bprop.node.children[0])
-        inputs = site.inputs
-        expected = None
-        roles: list[tuple[str, str]] = []
-        if inputs is not None:
-            expected = ("self", *inputs, "out", "dout")
-            sig = Signature(fn, skip_self=_has_self(fn))
-            pos = sig.positional
-            targets = [f"forward input `{n}` of construct" for n in inputs] + [
-                "`out`: the forward output of construct", "`dout`: the gradient flowing into out"]
-            for i, param in enumerate(pos):
-                roles.append((param.name, targets[i] if i < len(targets) else "nothing: MindSpore passes no value here"))
-        construct_span = p.span(site.construct.name_node) if site.construct is not None and site.construct.name_node else None
-        hints = _kept_hints(p, fn, _has_self(fn), inputs) if inputs is not None else ()
-        infos.append(BpropInfo(site.owner_label, "cell", name_span, expected, tuple(roles), construct_span, hints))
+        construct = site.construct
+        if fn.name_node is not None and (construct is None or p.statement_facts(construct.node) is p.statement_facts(fn.node)):
+            # Read from the bprop's statement alone given the label and the inputs: kept with that statement.
+            memo = p.node_fact(fn.node, "bprop_infos", lambda node: {})
+            key = (site.owner_label, None if site.inputs is None else tuple(site.inputs),
+                   None if construct is None else id(construct.node))
+            entry = memo.get(key)
+            if entry is None or entry[0] is not (None if construct is None else construct.node):
+                entry = memo[key] = (None if construct is None else construct.node, _cell_bprop_info(p, site, fn))
+            infos.append(entry[1])
+            continue
+        infos.append(_cell_bprop_info(p, site, fn))
     for op in ctx.custom_op_sites:
         fn = op.function
         if fn is None or fn.name_node is None:
@@ -376,6 +373,25 @@ def _bprop_infos(ctx: Context) -> list[BpropInfo]:
         hints = _kept_hints(p, fn, op.bound, [f"input{i}" for i in range(op.inputs)]) if op.inputs is not None else ()
         infos.append(BpropInfo("ops.Custom", "custom-op", p.span(fn.name_node), expected, tuple(roles), None, hints))
     return infos
+
+
+def _cell_bprop_info(p: Program, site, fn) -> BpropInfo:
+    """What hover and inlay hints show for one Cell bprop."""
+    name_span = p.span(fn.name_node) if fn.name_node is not None else p.span(site.bprop.node.children[0])
+    inputs = site.inputs
+    expected = None
+    roles: list[tuple[str, str]] = []
+    if inputs is not None:
+        expected = ("self", *inputs, "out", "dout")
+        sig = Signature(fn, skip_self=_has_self(fn))
+        pos = sig.positional
+        targets = [f"forward input `{n}` of construct" for n in inputs] + [
+            "`out`: the forward output of construct", "`dout`: the gradient flowing into out"]
+        for i, param in enumerate(pos):
+            roles.append((param.name, targets[i] if i < len(targets) else "nothing: MindSpore passes no value here"))
+    construct_span = p.span(site.construct.name_node) if site.construct is not None and site.construct.name_node else None
+    hints = _kept_hints(p, fn, _has_self(fn), inputs) if inputs is not None else ()
+    return BpropInfo(site.owner_label, "cell", name_span, expected, tuple(roles), construct_span, hints)
 
 
 def _kept_hints(p: Program, fn, skip_self: bool, inputs) -> tuple[Hint, ...]:
