@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 
 from .context import Context, Signature
 from .model import Finding, Fix, Position, Severity, Span
-from .parsing import ParsedDocument, parse_text, syntax_errors
+from .parsing import POSITIONAL, ParsedDocument, parse_text, syntax_errors
 from .program import Program
 from .settings import Settings
 from .text import apply_edits
@@ -272,10 +272,10 @@ def _jit_gradient_functions(ctx: Context) -> list:
         if "jit" in p.text or "ms_function" in p.text:
             for fns in p.functions.values():
                 for fn in fns:
-                    if fn.name == "bprop":
+                    if fn.name == "bprop" or not fn.decorators:
                         continue
                     if any(n and p.is_mindspore(p.resolve_dotted(n), JIT_NAMES, bare=("jit", "ms.jit", "ms_function"))
-                           for n in fn.decorator_names) and _takes_gradient(fn.node.get_code()):
+                           for n in fn.decorator_names) and _function_takes_gradient(fn):
                         cached.append(fn.node)
         ctx.__dict__["_jit_gradient_functions"] = cached
     return cached
@@ -301,6 +301,14 @@ def _reaches(ctx: Context, fn_node, class_name: str) -> bool:
         if not frontier:
             break
     return False
+
+
+def _function_takes_gradient(fn) -> bool:
+    """``_takes_gradient`` of the function's code, read once per Function (they are kept with their statement)."""
+    found = fn.__dict__.get("_takes_gradient")
+    if found is None:
+        found = fn.__dict__["_takes_gradient"] = _takes_gradient(fn.node.get_code())
+    return found
 
 
 def _takes_gradient(code: str) -> bool:
@@ -344,21 +352,18 @@ def _bprop_infos(ctx: Context) -> list[BpropInfo]:
         fn = site.function
         if fn is None:
             continue
-        name_span = p.span(fn.name_node) if fn.name_node is not None else p.span(site.bprop.node.children[0])
-        inputs = site.inputs
-        expected = None
-        roles: list[tuple[str, str]] = []
-        if inputs is not None:
-            expected = ("self", *inputs, "out", "dout")
-            sig = Signature(fn, skip_self=_has_self(fn))
-            pos = sig.positional
-            targets = [f"forward input `{n}` of construct" for n in inputs] + [
-                "`out`: the forward output of construct", "`dout`: the gradient flowing into out"]
-            for i, param in enumerate(pos):
-                roles.append((param.name, targets[i] if i < len(targets) else "nothing: MindSpore passes no value here"))
-        construct_span = p.span(site.construct.name_node) if site.construct is not None and site.construct.name_node else None
-        hints = _hints(p, fn, Signature(fn, skip_self=_has_self(fn)).positional, inputs) if inputs is not None else ()
-        infos.append(BpropInfo(site.owner_label, "cell", name_span, expected, tuple(roles), construct_span, hints))
+        construct = site.construct
+        if fn.name_node is not None and (construct is None or p.statement_facts(construct.node) is p.statement_facts(fn.node)):
+            # Read from the bprop's statement alone given the label and the inputs: kept with that statement.
+            memo = p.node_fact(fn.node, POSITIONAL + "bprop_infos", lambda node: {})  # (spans)
+            key = (site.owner_label, None if site.inputs is None else tuple(site.inputs),
+                   None if construct is None else id(construct.node))
+            entry = memo.get(key)
+            if entry is None or entry[0] is not (None if construct is None else construct.node):
+                entry = memo[key] = (None if construct is None else construct.node, _cell_bprop_info(p, site, fn))
+            infos.append(entry[1])
+            continue
+        infos.append(_cell_bprop_info(p, site, fn))
     for op in ctx.custom_op_sites:
         fn = op.function
         if fn is None or fn.name_node is None:
@@ -371,9 +376,39 @@ def _bprop_infos(ctx: Context) -> list[BpropInfo]:
             targets = [f"op input {i}" for i in range(op.inputs)] + ["`out`: the op's output", "`dout`: the gradient flowing into out"]
             for i, param in enumerate(sig.positional):
                 roles.append((param.name, targets[i] if i < len(targets) else "nothing: MindSpore passes no value here"))
-        hints = _hints(p, fn, sig.positional, [f"input{i}" for i in range(op.inputs)]) if op.inputs is not None else ()
+        hints = _kept_hints(p, fn, op.bound, [f"input{i}" for i in range(op.inputs)]) if op.inputs is not None else ()
         infos.append(BpropInfo("ops.Custom", "custom-op", p.span(fn.name_node), expected, tuple(roles), None, hints))
     return infos
+
+
+def _cell_bprop_info(p: Program, site, fn) -> BpropInfo:
+    """What hover and inlay hints show for one Cell bprop."""
+    name_span = p.span(fn.name_node) if fn.name_node is not None else p.span(site.bprop.node.children[0])
+    inputs = site.inputs
+    expected = None
+    roles: list[tuple[str, str]] = []
+    if inputs is not None:
+        expected = ("self", *inputs, "out", "dout")
+        sig = Signature(fn, skip_self=_has_self(fn))
+        pos = sig.positional
+        targets = [f"forward input `{n}` of construct" for n in inputs] + [
+            "`out`: the forward output of construct", "`dout`: the gradient flowing into out"]
+        for i, param in enumerate(pos):
+            roles.append((param.name, targets[i] if i < len(targets) else "nothing: MindSpore passes no value here"))
+    construct_span = p.span(site.construct.name_node) if site.construct is not None and site.construct.name_node else None
+    hints = _kept_hints(p, fn, _has_self(fn), inputs) if inputs is not None else ()
+    return BpropInfo(site.owner_label, "cell", name_span, expected, tuple(roles), construct_span, hints)
+
+
+def _kept_hints(p: Program, fn, skip_self: bool, inputs) -> tuple[Hint, ...]:
+    """``_hints`` for the function's positional parameters (after self when ``skip_self``): read from the function
+    alone given the inputs' names, so kept with its statement by (skip_self, inputs)."""
+    memo = p.node_fact(fn.node, POSITIONAL + "hints", lambda node: {})  # (positions)
+    key = (skip_self, tuple(inputs))
+    hints = memo.get(key)
+    if hints is None:
+        hints = memo[key] = _hints(p, fn, Signature(fn, skip_self=skip_self).positional, inputs)
+    return hints
 
 
 def _hints(p: Program, fn, positional, inputs) -> tuple[Hint, ...]:
@@ -418,32 +453,51 @@ def _skeletons(ctx: Context, classes=None) -> list[Skeleton]:
     newline = p.index.newline()
     zeros = _zeros_like_spelling(p)
     for cls in (p.classes if classes is None else classes):
-        if cls.node.type != "classdef" or not p.is_cell(cls) or p.lookup(cls, "bprop") is not None:
-            continue  # (a class built by type() has no body to add a bprop to)
-        member = cls.members.get("construct")
-        fn = member.function if member is not None else None
-        if fn is None or fn.node.type != "funcdef":
+        if cls.node.type != "classdef":
+            continue  # a class built by type() has no body to add a bprop to
+        parts = _skeleton_parts(p, cls)  # (what the class alone tells, first)
+        if parts is None or not p.is_cell(cls) or p.lookup(cls, "bprop") is not None:
             continue
-        sig = Signature(fn, skip_self=True)
-        if sig.vararg is not None or sig.varkw is not None or sig.kwonly or not fn.params or fn.params[0].name != "self":
-            continue
-        def_line = p.index.line_text(fn.def_line)
-        indent = def_line[:len(def_line) - len(def_line.lstrip())]
-        body = fn.body
-        first_body = body.children[1] if body.type == "suite" and len(body.children) > 1 else None
-        if first_body is not None:
-            line = p.index.line_text(first_body.start_pos[0] - 1)
-            body_indent = line[:len(line) - len(line.lstrip())]
-        else:
-            body_indent = indent + "    "
-        end_line = fn.node.end_pos[0] - 1 if fn.node.end_pos[1] == 0 else fn.node.end_pos[0]
+        construct_span, end_line, indent, body_indent, inputs, out_name, dout_name = parts
         if end_line >= p.index.line_count:
             continue  # construct ends the file without a line break: nowhere clean to insert
-        taken = {q.name for q in sig.positional}
-        out.append(Skeleton(cls.name, p.span(fn.name_node), Position(end_line, 0), indent, body_indent, newline,
-                            tuple(q.name for q in sig.positional), zeros,
-                            "out" if "out" not in taken else "out_", "dout" if "dout" not in taken else "dout_"))
+        out.append(Skeleton(cls.name, construct_span, Position(end_line, 0), indent, body_indent, newline,
+                            inputs, zeros, out_name, dout_name))
     return out
+
+
+def _skeleton_parts(p: Program, cls) -> tuple | None:
+    """What a skeleton reads from the class's own construct (its span, where the bprop goes, the indentation, the
+    inputs and the out/dout names), or None when construct has no fixed inputs: read once per class while its
+    members stay the same (they are kept with the class statement)."""
+    members = cls.members
+    memo = cls.__dict__.get("_skeleton_parts")
+    # (The parts hold positions: the class must also be where it was, lines inserted above it move it.)
+    where = cls.node.start_pos
+    if memo is not None and memo[0] is members and memo[2] == where:
+        return memo[1]
+    parts = None
+    member = members.get("construct")
+    fn = member.function if member is not None else None
+    if fn is not None and fn.node.type == "funcdef":
+        sig = Signature(fn, skip_self=True)
+        if not (sig.vararg is not None or sig.varkw is not None or sig.kwonly or not fn.params
+                or fn.params[0].name != "self"):
+            def_line = p.index.line_text(fn.def_line)
+            indent = def_line[:len(def_line) - len(def_line.lstrip())]
+            body = fn.body
+            first_body = body.children[1] if body.type == "suite" and len(body.children) > 1 else None
+            if first_body is not None:
+                line = p.index.line_text(first_body.start_pos[0] - 1)
+                body_indent = line[:len(line) - len(line.lstrip())]
+            else:
+                body_indent = indent + "    "
+            end_line = fn.node.end_pos[0] - 1 if fn.node.end_pos[1] == 0 else fn.node.end_pos[0]
+            taken = {q.name for q in sig.positional}
+            parts = (p.span(fn.name_node), end_line, indent, body_indent, tuple(q.name for q in sig.positional),
+                     "out" if "out" not in taken else "out_", "dout" if "dout" not in taken else "dout_")
+    cls.__dict__["_skeleton_parts"] = (members, parts, where)
+    return parts
 
 
 def _zeros_like_spelling(p: Program) -> str:

@@ -53,27 +53,124 @@ def build_call_index(program: Program) -> CallIndex:
                 return instance_class(found[0])
         return None
 
+    assignments = program.assignments
+
+    def resolve(ref) -> ClassInfo | None:
+        """``instance_class`` of an expression, from what ``_local_ref`` read of it."""
+        if ref[0] == "class":
+            return classes.get(ref[1])
+        if ref[0] == "name":
+            # a name: what its one module binding is an instance of (a name never reads as ``self.x``)
+            values = assignments.get(ref[1].value)
+            if values and len(values) == 1 and values[0] is not ref[1]:
+                return instance_class(values[0])
+            return None
+        if ref[0] == "endless":
+            raise RecursionError("a reference that never ends")
+        return None
+
     # The calls of each top-level statement are read once and kept with it (Program.statement_facts): an edit
-    # re-reads the statement it touched; what the calls refer to is resolved here, against the whole file.
-    for child in program.module.children:
-        facts = program.statement_facts(child)
-        calls = facts.get("calls")
-        if calls is None:
-            calls = facts["calls"] = _candidate_calls(child)
-        for node, callee_node, name, positional, keywords, has_star, transformed in calls:
+    # re-reads the statement it touched. What a call's callee refers to is followed within the statement as far
+    # as it goes (``self.net`` to the ``self.net = ...`` of its class); only the rest (a class name, a module
+    # name) is resolved here, against the whole file.
+    for child, _scanned, facts in program._statements.values():
+        refs = facts.get("call_refs")
+        if refs is None:
+            calls = facts.get("calls")
+            if calls is None:
+                calls = facts["calls"] = _candidate_calls(child)
+            refs = facts["call_refs"] = _call_refs(program, calls)
+            facts["call_ref_names"] = _ref_names(refs)
+        if not refs:
+            continue
+        names, class_names, endless = facts["call_ref_names"]
+        if not endless:
+            for name in names:
+                if name in assignments:
+                    break
+            else:
+                for name in class_names:
+                    if name in classes:
+                        break
+                else:
+                    continue  # no name the statement's calls refer to is bound in the module: none resolves
+        for node, positional, keywords, has_star, callee_ref, transformed_ref, vjp_ref in refs:
             cls = None
             args = (positional, keywords, has_star)
-            if callee_node is not None:
-                cls = instance_class(callee_node)
-                if cls is None and transformed is not None:
+            if callee_ref is not None:
+                cls = resolve(callee_ref)
+                if cls is None and transformed_ref is not None:
                     # W(net)(args): W a gradient transform (ms.grad, value_and_grad, GradOperation(...)).
-                    cls = instance_class(transformed)
-            if cls is None and name and name.rsplit(".", 1)[-1] in VJP_TRANSFORMS and positional:
-                cls = instance_class(positional[0])
+                    cls = resolve(transformed_ref)
+            if cls is None and vjp_ref is not None:
+                cls = resolve(vjp_ref)
                 args = (positional[1:], {}, has_star)
             if cls is not None:
                 index.by_class.setdefault(id(cls), []).append(CallSite(node, *args))
     return index
+
+
+_NOTHING = ("none",)
+
+
+def _call_refs(program: Program, calls: list) -> list[tuple]:
+    """The candidate calls of one statement with what their callee (the transformed function, vjp's first
+    argument) refers to as far as the statement tells (``_local_ref``); calls whose every reference is already
+    known to name no instance are left out."""
+    refs = []
+    for node, callee_node, name, positional, keywords, has_star, transformed in calls:
+        callee_ref = transformed_ref = vjp_ref = None
+        if callee_node is not None:
+            callee_ref = _guarded_ref(program, callee_node)
+            if transformed is not None:
+                transformed_ref = _guarded_ref(program, transformed)
+        if name and name.rsplit(".", 1)[-1] in VJP_TRANSFORMS and positional:
+            vjp_ref = _guarded_ref(program, positional[0])
+        if all(r is None or r is _NOTHING for r in (callee_ref, transformed_ref, vjp_ref)):
+            continue
+        refs.append((node, positional, keywords, has_star, callee_ref, transformed_ref, vjp_ref))
+    return refs
+
+
+def _ref_names(refs: list) -> tuple[tuple, tuple, bool]:
+    """(names, class names, whether a reference never ends) among a statement's call references."""
+    names, class_names, endless = set(), set(), False
+    for ref in (r for entry in refs for r in entry[4:]):
+        if ref is None:
+            continue
+        if ref[0] == "name":
+            names.add(ref[1].value)
+        elif ref[0] == "class":
+            class_names.add(ref[1])
+        elif ref[0] == "endless":
+            endless = True
+    return tuple(names), tuple(class_names), endless
+
+
+def _guarded_ref(program: Program, expr) -> tuple:
+    """``_local_ref``; a reference that never ends (``self.a = self.b`` and ``self.b = self.a``) is kept as such and
+    raises when it is resolved, where ``instance_class`` would have raised."""
+    try:
+        return _local_ref(program, expr)
+    except RecursionError:
+        return ("endless",)
+
+
+def _local_ref(program: Program, expr) -> tuple:
+    """``instance_class`` (build_call_index) up to its first look outside the expression's statement:
+    ("class", name) for a call of a bare name, ("name", node) for a name (the module's bindings decide), or
+    _NOTHING. ``self.attr`` is followed to the class's ``self.attr = ...`` (the same statement)."""
+    c = call_of(expr) if expr.type in ("power", "atom_expr") else None
+    if c and c[0] and "." not in c[0]:
+        return ("class", c[0])
+    if expr.type == "name":
+        return ("name", expr)  # a name never reads as ``self.x``: unbound, it names nothing
+    text = dotted(expr)
+    if text and text.startswith("self.") and text.count(".") == 1:
+        found = _self_attr_values(program, expr, text[5:])
+        if len(found) == 1:
+            return _local_ref(program, found[0])
+    return _NOTHING
 
 
 def _candidate_calls(root) -> list[tuple]:

@@ -169,7 +169,10 @@ class Context:
         sites: list[CellSite] = []
         seen: set[tuple[int, int]] = set()
         p = self.program
+        custom_vjp = "custom_vjp" in p.text
         for cls in p.classes:
+            if not any(not isinstance(k, str) and _mentions(k, "bprop") for k in p.mro(cls)):
+                continue  # no class it inherits from says bprop: neither a bprop member nor ``self.bprop = ...``
             if not p.is_cell(cls):
                 continue
             bprop = p.lookup(cls, "bprop")
@@ -181,7 +184,7 @@ class Context:
                 modes = frozenset({"graph"})
             if bprop.ambiguous:
                 continue  # which definition runs depends on a condition we cannot decide
-            if "custom_vjp" in p.text and "custom_vjp" in cls.node.get_code():
+            if custom_vjp and _mentions(cls, "custom_vjp"):
                 continue  # MindSpore's custom_vjp cells: `bprop(self, *args)` is special-cased by that flag
             resolved = self.resolve_member(bprop)
             if resolved is None and bprop.value is not None and bprop.function is None and _is_none(bprop.value) is False:
@@ -225,7 +228,29 @@ class Context:
         # all word characters (identifiers with combining marks are not): one search per name is a pass over the
         # text each, most of the cost in a large file.
         occurrences: dict[str, list[int]] | None = None
-        if all(re.fullmatch(r"\w+", name) for name in names):
+        # Or, better, the statements holding each name, from the words of each statement (read once per statement).
+        holders: dict[str, list] | None = None
+        plain = all(re.fullmatch(r"\w+", name) for name in names)
+        layout = p._layout if plain else None
+        if layout is not None:
+            from .program import _word_hits
+
+            holders = {}
+            text = p.text
+            wanted = set(names)
+            for entry in layout:
+                facts, offset = entry
+                hit = wanted.intersection(facts["words"])
+                if not hit:
+                    continue
+                code = facts["code"]
+                for name in hit:
+                    holders.setdefault(name, []).append(entry)
+                    for rel in _word_hits(facts, name):
+                        before = code[rel - 1] if rel else (text[offset - 1] if offset else "")
+                        if before != ".":
+                            mentions_of[name] = mentions_of.get(name, 0) + 1
+        elif plain:
             occurrences = {}
             text = p.text
             for m in re.finditer(r"(?<!\w)(" + "|".join(map(re.escape, names)) + r")\b", text):
@@ -241,8 +266,13 @@ class Context:
             if len(p.classes_by_name.get(name, [])) != 1:
                 continue
             mentions = mentions_of.get(name, 0)
-            uses = p.nodes_matching(name, ("expr_stmt",)) if occurrences is None else \
-                p.nodes_at(occurrences.get(name, []), ("expr_stmt",))
+            if mentions < 2:
+                continue  # the class statement alone: no use to be a child cell
+            if holders is not None:
+                uses = p._nodes_in(holders.get(name, []), name, ("expr_stmt",))
+            else:
+                uses = p.nodes_matching(name, ("expr_stmt",)) if occurrences is None else \
+                    p.nodes_at(occurrences.get(name, []), ("expr_stmt",))
             if not uses or mentions != len(uses) + 1:
                 continue
             ok = True
@@ -577,6 +607,23 @@ def _is_python_literal(node) -> bool:
     if t == "atom" and node.children[0] in ("(", "["):
         return not (node.children[0] == "(" and len(node.children) == 3 and node.children[1].type != "testlist_comp")
     return False
+
+
+def _mentions(cls: ClassInfo, word: str) -> bool:
+    """Whether the class's code holds ``word`` (its code is read once, kept with the class)."""
+    code = cls.__dict__.get("_code")
+    if code is None:
+        program = cls.program
+        if program is not None and cls.node.parent is program.module:
+            # a top-level class statement: its code is the statement's, which the program may have read already
+            facts = program.statement_facts(cls.node)
+            code = facts.get("code")
+            if code is None:
+                code = facts["code"] = cls.node.get_code()
+        else:
+            code = cls.node.get_code()
+        cls.__dict__["_code"] = code
+    return word in code
 
 
 def _is_none(node) -> bool:

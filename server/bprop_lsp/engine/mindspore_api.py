@@ -134,8 +134,11 @@ def inner_bprop(getter: Function) -> Function | None:
 
 
 def primitive_classes(p: Program) -> list[ClassInfo]:
-    """The file's Primitive subclasses (not Cells)."""
-    return [cls for cls in p.classes if p.is_primitive(cls) and not p.is_cell(cls)]
+    """The file's Primitive subclasses (not Cells); read once per analysis (do not modify)."""
+    found = p.__dict__.get("_primitive_classes")
+    if found is None:
+        found = p.__dict__["_primitive_classes"] = [cls for cls in p.classes if p.is_primitive(cls) and not p.is_cell(cls)]
+    return found
 
 
 def registrations(p: Program) -> Iterator[Registration]:

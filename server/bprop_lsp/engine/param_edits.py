@@ -23,11 +23,26 @@ def is_out_like(name: str) -> bool:
     return name in OUT_NAMES or name.startswith("out")
 
 
-def used_names(fn: Function, program=None) -> set[str]:
+def used_names(fn: Function, program=None):
     """Names a new parameter must not take: the function's parameters, every name it binds itself, and
     every name it reads that the module binds (a parameter would shadow it). A name the body reads but
-    nothing binds — the seed's ``return 2 * dout, dout`` with ``dout`` missing — is exactly the name to add."""
+    nothing binds — the seed's ``return 2 * dout, dout`` with ``dout`` missing — is exactly the name to add.
 
+    With ``program``, what :func:`fresh` needs: a collection answering ``in`` and ``add``, asking the module only
+    about the names a caller tries (each such question is a count over the file)."""
+    if program is None:
+        taken, read = _own_names(fn)
+        return taken | read
+    facts = program.statement_facts(fn.node).setdefault("own_names", {})
+    entry = facts.get(id(fn.node))
+    if entry is None or entry[0] is not fn.node:  # read once per def, kept with its top-level statement
+        entry = facts[id(fn.node)] = (fn.node, _own_names(fn))
+    taken, read = entry[1]
+    return _TakenNames(set(taken), read, program, fn.node)
+
+
+def _own_names(fn: Function) -> tuple[set[str], set[str]]:
+    """(names the function binds, names it reads)."""
     taken = {p.name for p in fn.params}
     read: set[str] = set()
     for node in iter_own_nodes(fn.node):
@@ -38,9 +53,30 @@ def used_names(fn: Function, program=None) -> set[str]:
                 read.add(node.value)
         elif node.type in ("funcdef", "classdef"):
             taken.add(node.name.value)
-    if program is None:
-        return taken | read
-    return taken | {name for name in read if program.binds(name, fn.node)}
+    return taken, read
+
+
+class _TakenNames:
+    """``used_names`` with a program: bound names, plus each read name the module binds, asked on first use."""
+
+    def __init__(self, taken: set, read: set, program, inside):
+        self._taken = taken
+        self._read = read
+        self._program = program
+        self._inside = inside
+        self._asked: dict = {}
+
+    def __contains__(self, name: str) -> bool:
+        if name in self._taken:
+            return True
+        if name not in self._read:
+            return False
+        if name not in self._asked:
+            self._asked[name] = self._program.binds(name, self._inside)
+        return self._asked[name]
+
+    def add(self, name: str) -> None:
+        self._taken.add(name)
 
 
 def fresh(name: str, taken: set[str]) -> str:

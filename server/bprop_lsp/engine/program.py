@@ -6,8 +6,11 @@ cannot resolve is reported as unknown (``None``), and the rules leave unknown sh
 from __future__ import annotations
 
 import bisect
+import operator
+import re
 from dataclasses import dataclass, field
 from functools import cached_property
+from itertools import compress, repeat
 from typing import Iterator
 
 from parso.python import tree
@@ -141,10 +144,26 @@ class ClassInfo:
     name: str
     program: "Program | None" = None
 
-    @cached_property
+    @property
     def members(self) -> dict[str, "Member"]:
-        """Class-body bindings (read on first use: most classes of a file are never looked into)."""
-        return _class_members(self)
+        """Class-body bindings (read on first use: most classes of a file are never looked into). Kept with the
+        class while its statement is untouched, unless a class-body condition was read against the program
+        (``if TYPE_CHECKING:`` …): those are re-read for each program."""
+        memo = self.__dict__.get("_members_memo")
+        if memo is None or (memo[0] and memo[1] is not self.program):
+            self.__dict__["_members_reads_program"] = False
+            members = _class_members(self)
+            memo = self.__dict__["_members_memo"] = (self.__dict__["_members_reads_program"], self.program, members)
+        return memo[2]
+
+    @cached_property
+    def base_texts(self) -> list[str | None]:
+        """Each base's dotted text, None where it is not a plain dotted name (a call, a subscript …)."""
+        texts = []
+        for base in self.bases:
+            text = dotted(base)
+            texts.append(None if text is None or call_of(base) is not None else text)
+        return texts
 
     @property
     def bases(self) -> list[tree.BaseNode]:
@@ -397,6 +416,15 @@ class Program:
             return self._loose_facts  # not in this module's tree (a light view, a synthetic node)
         return entry[2]
 
+    def node_fact(self, node, key: str, compute):
+        """``compute(node)``, a fact read from ``node`` alone, once while its top-level statement stays untouched
+        (kept in that statement's facts under ``key``, with the node to check identity)."""
+        facts = self.statement_facts(node).setdefault(key, {})
+        entry = facts.get(id(node))
+        if entry is None or entry[0] is not node:
+            entry = facts[id(node)] = (node, compute(node))
+        return entry[1]
+
     @cached_property
     def _loose_facts(self) -> dict:
         return {}
@@ -426,8 +454,22 @@ class Program:
 
     def calls_of(self, name: str) -> list:
         """Call expressions ``name(...)`` whose callee is exactly the bare name (found by ``str.find``)."""
+        by_statement = self._word_statements(name)
+        if by_statement is None:
+            return self._calls_at(self.word_offsets(name))
         found = []
-        for start in self.word_offsets(name):
+        for facts, offset in by_statement:
+            # read once per statement: the calls found at its occurrences of the name lie within it
+            cache = facts.setdefault("calls_of", {})
+            calls = cache.get(name)
+            if calls is None:
+                calls = cache[name] = self._calls_at([offset + rel for rel in _word_hits(facts, name)])
+            found += calls
+        return found
+
+    def _calls_at(self, offsets: list[int]) -> list:
+        found = []
+        for start in offsets:
             pos = self.index.position(start)
             # One column into the name: at a leaf boundary parso returns the leaf that ends there.
             leaf = self.module.get_leaf_for_position((pos.line + 1, pos.column + 1))
@@ -441,6 +483,9 @@ class Program:
 
     def word_offsets(self, word: str) -> list[int]:
         """Text offsets where the identifier ``word`` stands (not inside a longer identifier)."""
+        by_statement = self._word_statements(word)
+        if by_statement is not None:
+            return [offset + rel for facts, offset in by_statement for rel in _word_hits(facts, word)]
         offsets = []
         text = self.text
         start = text.find(word)
@@ -451,11 +496,66 @@ class Program:
             start = text.find(word, end)
         return offsets
 
+    @cached_property
+    def _layout(self) -> list | None:
+        """(facts, text offset) of each top-level statement, each statement's code and the words in it read once
+        and kept with it; None when the text is not the statements' codes laid end to end with no identifier
+        running from one into the next (then a word's occurrences are looked for in the whole text)."""
+        entries = []
+        offset = 0
+        joined = False  # the code so far ends in an identifier character
+        for child, _scanned, facts in self._statements.values():
+            code = facts.get("code")
+            if code is None:
+                code = facts["code"] = child.get_code()
+            if "words" not in facts:
+                facts["words"] = frozenset(_WORD.findall(code))
+                facts["edges"] = (bool(code) and _is_ident_char(code[0]), bool(code) and _is_ident_char(code[-1]))
+            if code:
+                first, last = facts["edges"]
+                if joined and first:
+                    return None
+                joined = last
+            entries.append((facts, offset))
+            offset += len(code)
+        return entries if offset == len(self.text) else None
+
+    def _word_statements(self, word: str) -> list | None:
+        """(facts, text offset) of the statements whose code holds the identifier ``word``; None when the layout
+        cannot tell (see ``_layout``) or ``word`` is not made of identifier characters."""
+        if not word or not all(_is_ident_char(c) for c in word):
+            return None
+        layout = self._layout
+        if layout is None:
+            return None
+        return list(compress(layout, map(operator.contains, self._layout_words, repeat(word))))
+
+    @cached_property
+    def _layout_words(self) -> list:
+        """The words of each statement of the layout, in order."""
+        return [facts["words"] for facts, _offset in self._layout]
+
     def nodes_matching(self, word: str, types: tuple[str, ...]) -> list:
         """For each occurrence of the identifier ``word`` in the text, the outermost enclosing node of one of
         ``types`` around it (deduplicated, in text order). Lets rules that look for a rare name (``Custom``,
         ``set_context``, ``bprop_debug``) skip walking the whole tree: ``str.find`` costs next to nothing."""
-        return self.nodes_at(self.word_offsets(word), types)
+        by_statement = self._word_statements(word)
+        if by_statement is None:
+            return self.nodes_at(self.word_offsets(word), types)
+        return self._nodes_in(by_statement, word, types)
+
+    def _nodes_in(self, by_statement: list, word: str, types: tuple[str, ...]) -> list:
+        """``nodes_matching`` over the statements (facts, offset) that hold ``word``."""
+        found = []
+        for facts, offset in by_statement:
+            # read once per statement: the nodes around its occurrences of the word lie within it
+            cache = facts.setdefault("nodes_matching", {})
+            key = (word, types)
+            nodes = cache.get(key)
+            if nodes is None:
+                nodes = cache[key] = self.nodes_at([offset + rel for rel in _word_hits(facts, word)], types)
+            found += nodes
+        return found
 
     def nodes_at(self, offsets: list[int], types: tuple[str, ...]) -> list:
         """``nodes_matching`` for occurrences already found (text offsets, in order)."""
@@ -536,9 +636,14 @@ class Program:
     def functions(self) -> dict[str, list[Function]]:
         """name -> every ``def`` of that name anywhere in the file (methods and nested functions included)."""
         result: dict[str, list[Function]] = {}
-        for node in self._funcdefs:
-            fn = Function(node, node.name.value, decorators=_decorators_of(node))
-            result.setdefault(fn.name, []).append(fn)
+        for _child, scanned, facts in self._statements.values():
+            # read once per top-level statement: a Function holds nothing from other statements
+            fns = facts.get("functions")
+            if fns is None:
+                fns = facts["functions"] = [Function(node, node.name.value, decorators=_decorators_of(node))
+                                            for node in scanned[2]]
+            for fn in fns:
+                result.setdefault(fn.name, []).append(fn)
         return result
 
     def binds(self, name: str, inside) -> bool:
@@ -552,15 +657,37 @@ class Program:
         # read once per analysis (each is a pass over the file or the function).
         memo = self._binds_memo
         if name not in memo["text"]:
-            memo["text"][name] = self.text.count(name)
+            memo["text"][name] = self._text_count(name)
         entry = memo["code"].get(id(inside))
         if entry is None or entry[0] is not inside:
-            entry = memo["code"][id(inside)] = (inside, inside.get_code())
+            # the code of a node is read once while its statement stays untouched
+            codes = self.statement_facts(inside).setdefault("node_code", {})
+            entry = codes.get(id(inside))
+            if entry is None or entry[0] is not inside:
+                entry = codes[id(inside)] = (inside, inside.get_code())
+            memo["code"][id(inside)] = entry
         if memo["text"][name] == entry[1].count(name):
             return False
         if "defined" not in memo:
             memo["defined"] = {c.name for c in self.classes} | {node.name.value for node in self._funcdefs}
         return name in self.imports or name in self.assignments or name in memo["defined"]
+
+    def _text_count(self, word: str) -> int:
+        """``self.text.count(word)``: for an identifier, summed over the statements' codes (each count kept with its
+        statement) when the layout allows it (no identifier runs from one statement's code into the next)."""
+        layout = self._layout if word and all(_is_ident_char(c) for c in word) else None
+        if layout is None:
+            return self.text.count(word)
+        total = 0
+        for facts, _offset in layout:
+            counts = facts.get("counts")
+            if counts is None:
+                counts = facts["counts"] = {}
+            n = counts.get(word)
+            if n is None:
+                n = counts[word] = facts["code"].count(word)
+            total += n
+        return total
 
     @cached_property
     def _binds_memo(self) -> dict:
@@ -568,7 +695,50 @@ class Program:
 
     @cached_property
     def index(self) -> LineIndex:
-        return LineIndex(self.text, self._lines)
+        return _ProgramLineIndex(self.text, self)
+
+    @cached_property
+    def _line_layout(self) -> list[int] | None:
+        """For each statement of the layout, the number of line breaks before it (each statement's own breaks read
+        once and kept with it); None without a layout or when the text has a ``\r``."""
+        layout = self._layout
+        if layout is None or "\r" in self.text:
+            return None
+        firsts = []
+        total = 0
+        for facts, _offset in layout:
+            starts = facts.get("line_starts")
+            if starts is None:
+                starts = facts["line_starts"] = [m.end() for m in re.finditer("\n", facts["code"])]
+            firsts.append(total)
+            total += len(starts)
+        firsts.append(total)
+        return firsts
+
+    def _line_span(self, line: int) -> tuple[int, int] | None:
+        """(start, end) text offsets of the line's content, as ``LineIndex`` tells them, read from the statement that
+        holds the line; None when it cannot be told that way (the line runs from one statement's code into the
+        next, no layout, a line out of range)."""
+        firsts = self._line_layout
+        if firsts is None or line < 0 or line > firsts[-1]:
+            return None
+        layout = self._layout
+        if line == 0:
+            i, r = 0, 0
+        else:
+            i = bisect.bisect_left(firsts, line, 0, len(layout)) - 1  # the statement holding the line-th break
+            r = layout[i][0]["line_starts"][line - firsts[i] - 1]
+        code = layout[i][0]["code"]
+        while r == len(code) and i + 1 < len(layout):
+            i, r = i + 1, 0
+            code = layout[i][0]["code"]
+        end = code.find("\n", r)
+        offset = layout[i][1]
+        if end == -1:
+            if any(entry[0]["code"] for entry in layout[i + 1:]):
+                return None
+            return offset + r, offset + len(code)  # the text's last line
+        return offset + r, offset + end
 
     @cached_property
     def assignments(self) -> dict[str, list]:
@@ -605,8 +775,13 @@ class Program:
             return True
         # Re-exports: mindspore.nn.layer.x.Cell etc. are the same objects; compare the last part
         # within the mindspore namespace only.
-        if qualname.startswith("mindspore.") and any(qualname.rsplit(".", 1)[-1] == n.rsplit(".", 1)[-1] for n in names):
-            return True
+        if qualname.startswith("mindspore."):
+            # the last parts of ``names``, read once per analysis (names are the module's constant sets)
+            memo = self._last_parts.get(id(names))
+            if memo is None or memo[0] is not names:
+                memo = self._last_parts[id(names)] = (names, {n.rsplit(".", 1)[-1] for n in names})
+            if qualname.rsplit(".", 1)[-1] in memo[1]:
+                return True
         # Unimported spellings in snippets (`nn.Cell` with no import) are accepted only verbatim.
         return qualname in bare
 
@@ -616,6 +791,15 @@ class Program:
         for c in self.classes:
             result.setdefault(c.name, []).append(c)
         return result
+
+    def class_of_node(self, node) -> ClassInfo | None:
+        """The first of the file's classes whose node is ``node``."""
+        by_node = self.__dict__.get("_classes_by_node")
+        if by_node is None:
+            by_node = self.__dict__["_classes_by_node"] = {}
+            for c in self.classes:
+                by_node.setdefault(id(c.node), c)
+        return by_node.get(id(node))
 
     def class_named(self, name: str) -> ClassInfo | None:
         found = self.classes_by_name.get(name)
@@ -638,12 +822,16 @@ class Program:
         whole = self._acyclic_mro.get(id(cls))
         if whole is not None:
             return whole
+        texts = cls.base_texts
+        if len(texts) == 1 and texts[0] is not None and ("." in texts[0] or texts[0] in self.imports):
+            # ``class Net(nn.Cell)``: one base outside the file (resolve_class reads it through the imports alone)
+            whole = self._acyclic_mro[id(cls)] = [cls, self.resolve_dotted(texts[0])]
+            return whole
         seen = seen | {id(cls)}
         own_cut = [False]
         parents: list[list[ClassInfo | str]] = []
-        for base in cls.bases:
-            text = dotted(base)
-            if text is None or call_of(base) is not None:
+        for text in cls.base_texts:
+            if text is None:
                 parents.append(["?"])
                 continue
             target = self.resolve_class(text)
@@ -651,7 +839,12 @@ class Program:
                 parents.append(self._mro(target, seen, own_cut) if target is not cls else ["?"])
             else:
                 parents.append([target])
-        result = [cls] + _c3_merge(parents + [[p[0] for p in parents if p]])
+        if len(parents) == 1:
+            # One base: the merge of its linearisation with its own head is that linearisation (which never
+            # repeats an entry), the common case.
+            result = [cls] + parents[0]
+        else:
+            result = [cls] + _c3_merge(parents + [[p[0] for p in parents if p]])
         if own_cut[0]:
             cut[0] = True
         else:
@@ -692,8 +885,23 @@ class Program:
         return any(isinstance(k, str) and (self.is_mindspore(k, CELL_NAMES, bare=("nn.Cell", "Cell")) or self.is_nn_layer(k))
                    for k in self.mro(cls))
 
+    @cached_property
+    def _last_parts(self) -> dict:
+        return {}
+
     def is_nn_layer(self, qualname: str) -> bool:
         """A class MindSpore ships in ``mindspore.nn`` (every one of them is a Cell): ``nn.ReLU``, ``nn.Dense`` …"""
+        memo = self._nn_layer_memo
+        found = memo.get(qualname)
+        if found is None:
+            found = memo[qualname] = self._is_nn_layer(qualname)
+        return found
+
+    @cached_property
+    def _nn_layer_memo(self) -> dict:
+        return {}
+
+    def _is_nn_layer(self, qualname: str) -> bool:
         from .mindspore_api import is_nn_cell_qualname
 
         if self.is_mindspore(qualname, CELL_NAMES):
@@ -706,6 +914,13 @@ class Program:
         return qualname.startswith("mindspore.nn.") and qualname.rsplit(".", 1)[-1][:1].isupper()
 
     def is_primitive(self, cls: ClassInfo) -> bool:
+        memo = self.__dict__.setdefault("_is_primitive_cache", {})
+        found = memo.get(id(cls))
+        if found is None:
+            found = memo[id(cls)] = self._is_primitive(cls)
+        return found
+
+    def _is_primitive(self, cls: ClassInfo) -> bool:
         return any(
             isinstance(k, str) and self.is_mindspore(k, PRIMITIVE_NAMES, bare=("Primitive", "PrimitiveWithInfer", "PrimitiveWithCheck"))
             for k in self.mro(cls)
@@ -725,6 +940,14 @@ class Program:
 
     def lookup(self, cls: ClassInfo, name: str) -> Member | None:
         """The member ``name`` as attribute lookup finds it, or None (also None past an opaque base)."""
+        memo = self.__dict__.setdefault("_lookup_memo", {})
+        key = (id(cls), name)
+        if key in memo:
+            return memo[key]
+        found = memo[key] = self._lookup(cls, name)
+        return found
+
+    def _lookup(self, cls: ClassInfo, name: str) -> Member | None:
         for k in self.mro(cls):
             if isinstance(k, str):
                 if name != "bprop" and self.is_nn_layer(k):
@@ -750,20 +973,22 @@ class Program:
 
     def mode_settings(self) -> list[tuple[object, str]]:
         """Every ``set_context(mode=...)`` of the file: (the function it runs in, or None at module level; mode)."""
-        found = []
-        for node in self.nodes_matching("set_context", ("power", "atom_expr")):
-            c = call_of(node)
-            if not c or not c[0] or not c[0].endswith("set_context"):
-                continue
-            _, kwargs, _ = call_arguments(c[1])
-            mode = kwargs.get("mode")
-            if mode is None:
-                continue
-            code = mode.get_code().strip()
-            value = "graph" if code.endswith("GRAPH_MODE") or code == "0" else (
-                "pynative" if code.endswith("PYNATIVE_MODE") or code == "1" else None)
-            if value is not None:
-                found.append((node.search_ancestor("funcdef"), value))
+        found = self.__dict__.get("_mode_settings")
+        if found is not None:
+            return found
+        by_statement = self._word_statements("set_context")
+        if by_statement is None:
+            found = _mode_settings_at(self.nodes_matching("set_context", ("power", "atom_expr")))
+        else:
+            found = []
+            for entry in by_statement:
+                # read once per statement (what a set_context call sets, and the function it runs in, lie within it)
+                settings = entry[0].get("mode_settings")
+                if settings is None:
+                    settings = entry[0]["mode_settings"] = _mode_settings_at(
+                        self._nodes_in([entry], "set_context", ("power", "atom_expr")))
+                found += settings
+        self.__dict__["_mode_settings"] = found
         return found
 
     def mode_hint(self) -> str | None:
@@ -783,6 +1008,49 @@ class Program:
         else:
             start = node_or_start
         return Span(Position(start[0] - 1, start[1]), Position(end[0] - 1, end[1]))
+
+
+class _ProgramLineIndex(LineIndex):
+    """The program's LineIndex: a line's text is read from the statement that holds it, so that asking for a few
+    lines does not build the whole table (``starts``)."""
+
+    def __init__(self, text: str, program: Program):
+        super().__init__(text, program._lines)
+        self._program = program
+
+    def line_text(self, line: int) -> str:
+        if self._starts is None:
+            span = self._program._line_span(line)
+            if span is not None:
+                return self.text[span[0]:span[1]]
+        return super().line_text(line)
+
+    def offset(self, pos) -> int:
+        if self._starts is None:
+            span = self._program._line_span(pos.line)
+            if span is not None:
+                return min(span[0] + max(pos.column, 0), span[1])
+        return super().offset(pos)
+
+
+def _mode_settings_at(nodes: list) -> list[tuple[object, str]]:
+    """(the function it runs in, or None at module level; mode) of each ``set_context(mode=...)`` call among
+    ``nodes``."""
+    found = []
+    for node in nodes:
+        c = call_of(node)
+        if not c or not c[0] or not c[0].endswith("set_context"):
+            continue
+        _, kwargs, _ = call_arguments(c[1])
+        mode = kwargs.get("mode")
+        if mode is None:
+            continue
+        code = mode.get_code().strip()
+        value = "graph" if code.endswith("GRAPH_MODE") or code == "0" else (
+            "pynative" if code.endswith("PYNATIVE_MODE") or code == "1" else None)
+        if value is not None:
+            found.append((node.search_ancestor("funcdef"), value))
+    return found
 
 
 _STATEMENT_CONTAINERS = {
@@ -882,6 +1150,7 @@ def _bind_if(info, node, members: dict) -> None:
     from .values import const_truth
 
     program = info.program
+    info.__dict__["_members_reads_program"] = True
     branches = []  # (condition or None for else, suite)
     children = node.children
     i = 0
@@ -1000,6 +1269,27 @@ def _is_ident_char(ch: str) -> bool:
     return ch.isalnum() or ch == "_"
 
 
+# Runs of identifier characters (``\w`` is exactly ``_is_ident_char``).
+_WORD = re.compile(r"\w+")
+
+
+def _word_hits(facts: dict, word: str) -> list[int]:
+    """Offsets in a statement's code (``facts["code"]``) where the identifier ``word`` stands, kept in ``facts``.
+    The code's ends count as boundaries: the layout guarantees no identifier runs across them."""
+    cache = facts.setdefault("word_hits", {})
+    hits = cache.get(word)
+    if hits is None:
+        hits = cache[word] = []
+        code = facts["code"]
+        start = code.find(word)
+        while start != -1:
+            end = start + len(word)
+            if (start == 0 or not _is_ident_char(code[start - 1])) and (end == len(code) or not _is_ident_char(code[end])):
+                hits.append(start)
+            start = code.find(word, end)
+    return hits
+
+
 def _is_aliased(node, name) -> bool:
     return any(c.type == "dotted_as_name" and c.children[-1] is name for c in iter_scope_nodes(node))
 
@@ -1040,17 +1330,42 @@ def _unwrap_statement(node) -> Iterator:
 
 
 def _c3_merge(seqs: list[list]) -> list:
-    seqs = [list(s) for s in seqs if s]
+    """C3 merge; on an inconsistent hierarchy (Python would refuse it) the first remaining head is taken.
+
+    Linear in the total length: a head is taken once no sequence holds it after its own first remaining entry
+    (counted in ``tails``); taking a head drops every occurrence of it (``done``) and moves each sequence's
+    start past the entries already taken."""
+    seqs = [s for s in seqs if s]
+    done: dict = {}  # entries taken (classes by identity, names by value: what ``in``/``==`` compare)
+    tails: dict = {}  # entry -> occurrences after the first remaining entry of each sequence
+    starts = [0] * len(seqs)
+    for s in seqs:
+        for x in s[1:]:
+            tails[x] = tails.get(x, 0) + 1
     result = []
-    while seqs:
-        for seq in seqs:
-            head = seq[0]
-            if not any(head in s[1:] for s in seqs):
+    live = list(range(len(seqs)))  # sequences with entries left, in order
+    while live:
+        head = None
+        for i in live:
+            candidate = seqs[i][starts[i]]
+            if not tails.get(candidate):
+                head = candidate
                 break
-        else:
-            # Inconsistent hierarchy (Python would refuse it): fall back to depth-first order.
-            head = seqs[0][0]
+        if head is None:
+            head = seqs[live[0]][starts[live[0]]]
         result.append(head)
-        seqs = [[x for x in s if x is not head and x != head] for s in seqs]
-        seqs = [s for s in seqs if s]
+        done[head] = True
+        still = []
+        for i in live:
+            s = seqs[i]
+            k = starts[i]
+            # drop the taken entries at the front; the new first entry leaves the tail
+            while k < len(s) and s[k] in done:
+                k += 1
+            if k < len(s):
+                if k != starts[i]:
+                    tails[s[k]] -= 1
+                starts[i] = k
+                still.append(i)
+        live = still
     return result

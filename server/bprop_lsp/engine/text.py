@@ -23,15 +23,24 @@ class LineIndex:
     def __init__(self, text: str, lines: list[str] | None = None):
         """``lines``: ``text`` already split with the line breaks kept (the parser's lines), to not split again."""
         self.text = text
-        if lines is not None:
-            starts = [0, *accumulate(len(line) for line in lines)]
-            starts.pop()  # where the last line ends is not a line start
-        elif "\r" in text:
-            starts = [0]
-            starts.extend(m.end() for m in LINE_BREAK.finditer(text))
-        else:  # the common case, in C: ~10x faster than the regex on a large file
-            starts = [0, *accumulate(len(line) + 1 for line in text.split("\n")[:-1])]
-        self.starts = starts
+        self._lines = lines
+        self._starts: list[int] | None = None
+
+    @property
+    def starts(self) -> list[int]:
+        """Offset of the start of each line (read on first use: a line count or one line's text needs no table)."""
+        if self._starts is None:
+            text, lines = self.text, self._lines
+            if lines is not None:
+                starts = [0, *accumulate(len(line) for line in lines)]
+                starts.pop()  # where the last line ends is not a line start
+            elif "\r" in text:
+                starts = [0]
+                starts.extend(m.end() for m in LINE_BREAK.finditer(text))
+            else:  # the common case, in C: ~10x faster than the regex on a large file
+                starts = [0, *accumulate(len(line) + 1 for line in text.split("\n")[:-1])]
+            self._starts = starts
+        return self._starts
 
     def offset(self, pos: Position) -> int:
         line = min(max(pos.line, 0), len(self.starts) - 1)
@@ -57,6 +66,12 @@ class LineIndex:
 
     @property
     def line_count(self) -> int:
+        if self._starts is None:
+            count = self.__dict__.get("_line_count")
+            if count is None and "\r" not in self.text:
+                count = self.__dict__["_line_count"] = self.text.count("\n") + 1  # what the table would hold
+            if count is not None:
+                return count
         return len(self.starts)
 
     def newline(self) -> str:

@@ -34,6 +34,54 @@ def _function_self_assignments(program, fn_node) -> list:
     return entry[1]
 
 
+def _self_calls(ctx, cls: ClassInfo):
+    """``_self_assignments`` with what each value calls, read once per ``def``: (attribute, statement, the callee's
+    dotted name or None, the callees of a list/tuple display's entries or None when the value is no display)."""
+    members = cls.members
+    memo = cls.__dict__.get("_self_calls")
+    if memo is None or memo[0] is not members:  # kept with the class while its members stay the same
+        found = []
+        for member in members.values():
+            fn = member.function
+            if fn is None or fn.is_lambda:
+                continue
+            found += ctx.program.node_fact(fn.node, "self_calls", _function_self_calls_of(ctx.program))
+        memo = cls.__dict__["_self_calls"] = (members, found)
+    return memo[1]
+
+
+def _function_self_calls_of(program):
+    def compute(fn_node) -> list:
+        found = []
+        for attr, value, stmt in _function_self_assignments(program, fn_node):
+            c = call_of(value)
+            callee = c[0] if c and c[0] else None
+            items = None
+            if value.type == "atom" and value.children[0] in ("[", "(") and len(value.children) == 3:
+                inner = value.children[1]
+                entries = [i for i in inner.children if i != ","] if inner.type == "testlist_comp" else [inner]
+                items = []
+                for i in entries:
+                    if i.type in ("power", "atom_expr"):
+                        ci = call_of(i)
+                        items.append(ci[0] if ci and ci[0] else None)
+            found.append((attr, stmt, callee, items))
+        return found
+    return compute
+
+
+def _callee_is_parameter(ctx, callee: str | None) -> bool:
+    """Whether a call of ``callee`` creates a MindSpore Parameter (memoised per analysis)."""
+    if not callee:
+        return False
+    memo = ctx.__dict__.setdefault("_parameter_callees", {})
+    found = memo.get(callee)
+    if found is None:
+        p = ctx.program
+        found = memo[callee] = p.is_mindspore(p.resolve_dotted(callee), PARAMETER_NAMES, bare=("Parameter", "ms.Parameter"))
+    return found
+
+
 def _memo(ctx, fact: str, cls: ClassInfo, compute):
     """``compute(ctx, cls)`` once per analysis (several rules ask for the same class): kept on the Context."""
     memo = ctx.__dict__.setdefault("_class_facts", {})
@@ -55,29 +103,20 @@ def _parameter_attrs(ctx, cls: ClassInfo) -> dict[str, object]:
     for k in reversed(p.mro(cls)):
         if isinstance(k, str):
             continue
-        for attr, value, stmt in _self_assignments(ctx, k):
-            if _is_parameter(p, value) or _is_parameter_container(p, value):
+        for attr, stmt, callee, items in _self_calls(ctx, k):
+            if _callee_is_parameter(ctx, callee) or _is_parameter_container(ctx, callee, items):
                 result[attr] = stmt
     return result
 
 
-def _is_parameter(p, value) -> bool:
-    c = call_of(value)
-    return bool(c and c[0] and p.is_mindspore(p.resolve_dotted(c[0]), PARAMETER_NAMES, bare=("Parameter", "ms.Parameter")))
-
-
-def _is_parameter_container(p, value) -> bool:
-    """``ParameterTuple([...])`` or a list/tuple display holding ``Parameter(...)`` calls: reading an entry in a
+def _is_parameter_container(ctx, callee: str | None, items: list | None) -> bool:
+    """A value calling ``callee`` (with ``items``, the callees of a list/tuple display's entries) is
+    ``ParameterTuple([...])`` or a list/tuple display holding ``Parameter(...)`` calls: reading an entry in a
     bprop is reading a Parameter (bprop-rules.md, further behaviours 23)."""
-    c = call_of(value)
-    if c and c[0] and c[0].rsplit(".", 1)[-1] == "ParameterTuple" and (
-            p.resolve_dotted(c[0]).startswith("mindspore") or c[0] == "ParameterTuple"):
+    if callee and callee.rsplit(".", 1)[-1] == "ParameterTuple" and (
+            ctx.program.resolve_dotted(callee).startswith("mindspore") or callee == "ParameterTuple"):
         return True
-    if value.type == "atom" and value.children[0] in ("[", "(") and len(value.children) == 3:
-        inner = value.children[1]
-        items = [i for i in inner.children if i != ","] if inner.type == "testlist_comp" else [inner]
-        return any(_is_parameter(p, i) for i in items if i.type in ("power", "atom_expr"))
-    return False
+    return items is not None and any(_callee_is_parameter(ctx, c) for c in items)
 
 
 def trainable_parameter_attrs(ctx, cls: ClassInfo) -> dict[str, object]:
@@ -114,13 +153,12 @@ def _child_cells(ctx, cls: ClassInfo) -> dict[str, object]:
     for k in reversed(p.mro(cls)):
         if isinstance(k, str):
             continue
-        for attr, value, _ in _self_assignments(ctx, k):
-            c = call_of(value)
-            if not c or not c[0]:
+        for attr, _, callee, _ in _self_calls(ctx, k):
+            if not callee:
                 continue
-            local = p.class_named(c[0]) if "." not in c[0] else None
+            local = p.class_named(callee) if "." not in callee else None
             if local is not None and p.is_cell(local):
                 result[attr] = local
-            elif p.resolve_dotted(c[0]).startswith("mindspore.nn.") and c[0].split(".")[-1][:1].isupper():
+            elif p.resolve_dotted(callee).startswith("mindspore.nn.") and callee.split(".")[-1][:1].isupper():
                 result[attr] = "layer"
     return result

@@ -201,6 +201,13 @@ def _called_function(program, fn: Function, node, callee: str | None):
     """The function of this file a call runs: a module-level (or enclosing) ``def`` called by name, a method
     called as ``self.m(...)``, or the parent's bprop called as ``super().bprop(...)``."""
     children = node.children
+    is_super = (len(children) == 4 and children[0].type == "name" and children[0].value == "super"
+                and children[1].type == "trailer" and children[1].children[0] == "("
+                and children[2].type == "trailer" and children[2].children[0] == ".")
+    if not (callee and ("." not in callee or callee.startswith("self.") and callee.count(".") == 1)) and not is_super:
+        return None  # ``ops.mul(...)`` and the like: nothing of the file (decided without looking outside)
+    # What follows reads the rest of the file: the caller's reading is not the function's own (see returns_of).
+    program.__dict__["_returns_reads"] = program.__dict__.get("_returns_reads", 0) + 1
     if callee and "." not in callee:
         candidates = [f for f in program.functions.get(callee, []) if (scope_of(f.node) is None or scope_of(f.node).type != "classdef")]
         if len(candidates) == 1 and not program.assignments.get(callee) and callee not in program.imports:
@@ -216,9 +223,7 @@ def _called_function(program, fn: Function, node, callee: str | None):
                 return member.function
         return None
     # super().name(...)
-    if (len(children) == 4 and children[0].type == "name" and children[0].value == "super"
-            and children[1].type == "trailer" and children[1].children[0] == "("
-            and children[2].type == "trailer" and children[2].children[0] == "."):
+    if is_super:
         name = children[2].children[1].value
         for k in program.mro(cls)[1:]:
             if isinstance(k, str):
@@ -237,7 +242,7 @@ def _enclosing_class(program, fn: Function):
         node = node.parent
     if node is None or node.type != "classdef":
         return None
-    return next((c for c in program.classes if c.node is node), None)
+    return program.class_of_node(node)
 
 
 def _comprehension_length(node, fn, assignments, depth, program) -> int | None:
@@ -347,7 +352,14 @@ def local_assignments(fn: Function) -> dict:
     """name -> right-hand sides of plain ``name = value`` statements in the function's own body.
 
     Names also bound another way (augmented assignment, for-loop target, unpacking, with/except, walrus)
-    get an extra ``None`` entry so that they never look single-assigned."""
+    get an extra ``None`` entry so that they never look single-assigned. Read once per Function (do not modify)."""
+    memo = fn.__dict__.get("_local_assignments")
+    if memo is None:
+        memo = fn.__dict__["_local_assignments"] = _local_assignments(fn)
+    return memo
+
+
+def _local_assignments(fn: Function) -> dict:
     result: dict = {}
     for node in iter_own_nodes(fn.node):
         if node.type == "expr_stmt":
@@ -390,11 +402,21 @@ def returns_of(fn: Function, program=None, depth: int = 0) -> Returns | None:
     key = id(fn.node)
     if cache is not None and key in cache:
         return cache[key]
-    if cache is not None:
-        cache[key] = None  # a helper that (indirectly) calls itself reads as unknown
+    if cache is None:
+        return _returns_of(fn, program, depth)
+    # A reading that never looked outside the function (no helper, method or super() call followed) is kept with
+    # its top-level statement, by depth (the depth bounds the reading): the next program reads it back.
+    kept = program.statement_facts(fn.node).setdefault("returns", {})
+    entry = kept.get((key, depth))
+    if entry is not None and entry[0] is fn.node:
+        cache[key] = entry[1]
+        return entry[1]
+    cache[key] = None  # a helper that (indirectly) calls itself reads as unknown
+    reads = program.__dict__.get("_returns_reads", 0)
     result = _returns_of(fn, program, depth)
-    if cache is not None:
-        cache[key] = result
+    cache[key] = result
+    if program.__dict__.get("_returns_reads", 0) == reads:
+        kept[(key, depth)] = (fn.node, result)
     return result
 
 
@@ -544,6 +566,14 @@ def restrict(fails_in: frozenset, subject: Subject) -> frozenset | None:
 
 
 def cell_subjects(ctx):
+    """The Cell bprops whose returns are checked, found once per analysis (several rules ask; do not modify)."""
+    found = ctx.__dict__.get("_cell_subjects")
+    if found is None:
+        found = ctx.__dict__["_cell_subjects"] = list(_cell_subjects(ctx))
+    return found
+
+
+def _cell_subjects(ctx):
     from ._signature import view
 
     seen = set()
@@ -562,6 +592,14 @@ def cell_subjects(ctx):
 
 
 def custom_subjects(ctx):
+    """``_custom_subjects``, found once per analysis (several rules ask; do not modify)."""
+    found = ctx.__dict__.get("_custom_subjects")
+    if found is None:
+        found = ctx.__dict__["_custom_subjects"] = list(_custom_subjects(ctx))
+    return found
+
+
+def _custom_subjects(ctx):
     """Primitive-level bprops: ``ops.Custom(..., bprop=fn)`` and the inner bprop a Primitive's getter returns
     (``get_bprop``, ``bprop_getters.register``) when MindSpore really calls it (no C++ bprop under that name).
     Both reach the gradient through ``Primitive.get_bprop`` and get the same return checks."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 from ..engine.context import Context, Signature
 from ..engine.model import Related
 from ..engine.param_edits import is_dout_like, is_out_like
-from ..engine.program import Function, iter_scope_nodes
+from ..engine.program import POSITIONAL, Function, iter_scope_nodes
 from .base import NEVER, Draft, Invalid, Rule, Valid
 from ._returns import local_assignments, returns_of
 from ._signature import def_span, view
@@ -97,6 +97,22 @@ def _subjects(ctx: Context):
 def _ignored_dout(ctx: Context, fn: Function, label: str, positional) -> Draft | None:
     if any(p.kind in ("vararg", "varkw") for p in fn.params):
         return None
+    dout = positional[-1]
+    # What follows the label is read from the function alone: kept with its statement, by parameter names.
+    # (The message may name a line: a positional fact, dropped when lines are inserted above the statement.)
+    memo = ctx.program.node_fact(fn.node, POSITIONAL + "ignored_dout", lambda node: {})
+    key = tuple(p.name for p in positional)
+    if key not in memo:
+        memo[key] = _never_reads(fn, positional)
+    rest = memo[key]
+    if rest is None:
+        return None
+    related = (Related(ctx.program.span(dout.node.name), "the incoming gradient (dout), never read"),)
+    return Draft(def_span(ctx, fn), label + rest, fails_in=NEVER, related=related, noqa_line=fn.def_line)
+
+
+def _never_reads(fn: Function, positional) -> str | None:
+    """The message after the label when the bprop never reads dout (and its gradients are no stand-ins)."""
     dout, out = positional[-1], positional[-2]
     body = fn.body
     if _is_stub(fn) or _uses_introspection(body):
@@ -114,7 +130,7 @@ def _ignored_dout(ctx: Context, fn: Function, label: str, positional) -> Draft |
     if all(_is_placeholder(r.shape, assignments, inputs) for r in info.returns):
         return None  # MindSpore's tutorial bprop (dx = x + 1, dy = y + 1) only shows that the custom bprop runs
     what = f"`{dout.name}`" if dout.name == "dout" else f"`{dout.name}` (its last parameter: dout, the incoming gradient)"
-    message = f"{label} never reads {what}: its gradients do not depend on the downstream loss (chain rule)"
+    message = f" never reads {what}: its gradients do not depend on the downstream loss (chain rule)"
     if rebinding is not None:
         message += f"; `{dout.name}` is overwritten on line {rebinding.start_pos[0]} before it is read"
     swapped = is_dout_like(out.name) and is_out_like(dout.name)
@@ -124,8 +140,7 @@ def _ignored_dout(ctx: Context, fn: Function, label: str, positional) -> Draft |
     elif rebinding is None and _returns_depend_on(fn, out.name, info):
         message += (f"; it reads `{out.name}` (the forward output) — did you mean `{dout.name}`? In MindSpore `out` is "
                     f"the forward result and `dout` the incoming gradient (PyTorch's grad_output)")
-    related = (Related(ctx.program.span(dout.node.name), "the incoming gradient (dout), never read"),)
-    return Draft(def_span(ctx, fn), message, fails_in=NEVER, related=related, noqa_line=fn.def_line)
+    return message
 
 
 # ------------------------------------------------------------------ reading dout

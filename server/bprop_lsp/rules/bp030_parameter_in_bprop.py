@@ -46,17 +46,8 @@ class ParameterInBprop(Rule):
                 continue
             params = parameter_attrs(ctx, site.cls)
             children = child_cells(ctx, site.cls)
-            for node in iter_own_nodes(v.fn.node) if v.fn.node.type == "funcdef" else ():
-                if node.type not in ("power", "atom_expr") or node.children[0].type != "name" or node.children[0].value != "self":
-                    continue
-                trailers = node.children[1:]
-                names = []
-                for t in trailers:
-                    if t.children[0] != ".":
-                        break
-                    names.append(t.children[1].value)
-                if not names:
-                    continue
+            chains = p.node_fact(v.fn.node, "self_chains", _self_chains) if v.fn.node.type == "funcdef" else ()
+            for node, names in chains:
                 hit = None
                 if names[0] in params:
                     hit = f"self.{names[0]}"
@@ -74,3 +65,19 @@ class ParameterInBprop(Rule):
                             f"Parameters in a custom bprop; pass the tensor as a construct input instead",
                             fails_in=frozenset({GRAPH}), related=related, noqa_line=v.fn.def_line)
                 break
+
+
+def _self_chains(fn_node) -> list:
+    """(node, attribute names) of each ``self.a.b...`` read in the function's own body, in order."""
+    found = []
+    for node in iter_own_nodes(fn_node):
+        if node.type not in ("power", "atom_expr") or node.children[0].type != "name" or node.children[0].value != "self":
+            continue
+        names = []
+        for t in node.children[1:]:
+            if t.children[0] != ".":
+                break
+            names.append(t.children[1].value)
+        if names:
+            found.append((node, names))
+    return found

@@ -53,12 +53,10 @@ class ParameterGradsZero(Rule):
                 continue  # PYNATIVE honours the dict; GRAPH rejects the Parameter access (BP030)
             params = trainable_parameter_attrs(ctx, site.cls)
             used = None
-            for node in iter_own_nodes(site.construct.node):
-                if node.type in ("power", "atom_expr") and node.children[0].type == "name" and node.children[0].value == "self":
-                    t = node.children[1]
-                    if t.children[0] == "." and t.children[1].value in params:
-                        used = (t.children[1].value, node)
-                        break
+            for attr, node in ctx.program.node_fact(site.construct.node, "self_reads", _self_reads):
+                if attr in params:
+                    used = (attr, node)
+                    break
             if used is None and not dict_return:
                 continue
             if dict_return:
@@ -69,3 +67,14 @@ class ParameterGradsZero(Rule):
                        f"gradient of self.{used[0]} is silently zero; pass it in as a construct input instead")
             related = (Related(ctx.program.span(used[1]), f"self.{used[0]} used here"),) if used else ()
             yield Draft(anchor_span(ctx, v.fn), msg, fails_in=NEVER, related=related, noqa_line=v.fn.def_line)
+
+
+def _self_reads(fn_node) -> list:
+    """(attribute, node) of each ``self.attr...`` in the function's own body, in order."""
+    found = []
+    for node in iter_own_nodes(fn_node):
+        if node.type in ("power", "atom_expr") and node.children[0].type == "name" and node.children[0].value == "self":
+            t = node.children[1]
+            if t.children[0] == ".":
+                found.append((t.children[1].value, node))
+    return found
