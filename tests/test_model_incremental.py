@@ -127,10 +127,37 @@ def test_incremental_findings_match_fresh_analysis_under_random_edits(size, edit
         for step in range(edits + 1):
             if step:
                 text = _edit(rnd, text)
-            incremental = session.verify(session.analyse(text, settings))
-            fresh = analyze(text, settings)
+            incremental = session.verify(session.analyse(text, settings, with_skeletons=True))
+            fresh = analyze(text, settings, with_skeletons=True)
             assert _describe(incremental.findings) == _describe(fresh.findings), f"after edit {step}"
             assert incremental.findings == fresh.findings, f"after edit {step}"
+            # Hover, inlay hints and "Add a custom bprop" read positions too (kept per statement).
+            assert incremental.bprops == fresh.bprops, f"after edit {step}"
+            assert incremental.skeletons == fresh.skeletons, f"after edit {step}"
+
+
+def test_lines_inserted_above_keep_facts_and_move_every_position():
+    """A line inserted or removed inside one statement re-parses that statement and moves the leaves below; the
+    facts of the statements below are kept, except those that hold positions: findings, hover and hints and the
+    skeletons must be those of a fresh analysis after each such edit."""
+    text = model_corpus.generate(600) + TAIL
+    rnd = random.Random(SEED)
+    settings = Settings()
+    with DocumentSession("model-lines") as session:
+        session.analyse(text, settings, with_skeletons=True)
+        for step in range(12):
+            lines = text.split("\n")
+            at = rnd.randrange(1, len(lines) // 3)
+            if step % 3 == 2:
+                del lines[at]
+            else:
+                lines.insert(at, "" if step % 2 else "# 注释 😀 " + str(step))
+            text = "\n".join(lines)
+            incremental = session.analyse(text, settings, with_skeletons=True)
+            fresh = analyze(text, settings, verify_fixes=False, with_skeletons=True)
+            assert _describe(incremental.findings) == _describe(fresh.findings), f"after edit {step}"
+            assert incremental.bprops == fresh.bprops, f"after edit {step}"
+            assert incremental.skeletons == fresh.skeletons, f"after edit {step}"
 
 
 def test_the_model_files_have_findings_to_compare():
