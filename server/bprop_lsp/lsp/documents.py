@@ -11,6 +11,7 @@ import itertools
 import logging
 import re
 from dataclasses import dataclass, field
+from itertools import accumulate
 from typing import Any
 
 from lsprotocol import types
@@ -56,8 +57,12 @@ class Document:
     @property
     def starts(self) -> list[int]:
         if self._starts is None:
-            starts = [0]
-            starts.extend(m.end() for m in LINE_BREAK.finditer(self.text))
+            text = self.text
+            if "\r" in text:
+                starts = [0]
+                starts.extend(m.end() for m in LINE_BREAK.finditer(text))
+            else:  # the common case, in C: several times faster than the regex on a large file
+                starts = [0, *accumulate(len(line) + 1 for line in text.split("\n")[:-1])]
             self._starts = starts
         return self._starts
 
