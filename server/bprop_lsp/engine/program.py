@@ -8,6 +8,7 @@ from __future__ import annotations
 import bisect
 import operator
 import re
+import sys
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import compress, repeat
@@ -509,7 +510,8 @@ class Program:
             if code is None:
                 code = facts["code"] = child.get_code()
             if "words" not in facts:
-                facts["words"] = frozenset(_WORD.findall(code))
+                # (Interned: the same identifiers recur in every statement and every document.)
+                facts["words"] = frozenset(map(sys.intern, _WORD.findall(code)))
                 facts["edges"] = (bool(code) and _is_ident_char(code[0]), bool(code) and _is_ident_char(code[-1]))
             if code:
                 first, last = facts["edges"]
