@@ -240,11 +240,13 @@ def test_progress_bar_on_a_terminal_only_outside_ci_and_quiet(monkeypatch):
     assert quiet.getvalue() == ""
 
 
-def test_default_workers_leave_busy_cpus_alone(monkeypatch):
+def test_default_workers_use_every_cpu_until_the_machine_is_saturated(monkeypatch):
     monkeypatch.setattr(jobs.os, "sched_getaffinity", lambda pid: {0, 1, 2, 3}, raising=False)
     monkeypatch.setattr(jobs.os, "getloadavg", lambda: (0.2, 0.5, 0.5))
     assert jobs.default_workers() == 4
-    monkeypatch.setattr(jobs.os, "getloadavg", lambda: (2.4, 1.0, 1.0))
+    monkeypatch.setattr(jobs.os, "getloadavg", lambda: (2.4, 1.0, 1.0))  # (our own previous run, maybe)
+    assert jobs.default_workers() == 4
+    monkeypatch.setattr(jobs.os, "getloadavg", lambda: (6.0, 6.0, 6.0))  # two CPUs' worth beyond the four
     assert jobs.default_workers() == 2
     monkeypatch.setattr(jobs.os, "getloadavg", lambda: (9.0, 9.0, 9.0))
     assert jobs.default_workers() == 1

@@ -169,10 +169,12 @@ def unified_diff(name: str, old: str, new: str) -> str:
 
 
 def default_workers() -> int:
-    """One worker per CPU this process may use that other work is not already keeping busy.
+    """One worker per CPU this process may use, fewer once the machine is saturated.
 
     On a saturated machine a pool only adds its own cost (measured: 10-15% slower than one process when the
-    load average is above the CPU count), so the idle CPUs, by the one-minute load average, bound it.
+    load average is above the CPU count), so each unit of the one-minute load average beyond the CPU count takes
+    a worker away. Below that every CPU gets one: the load average lags by a minute and counts the previous run of
+    this very command, so bounding by the idle CPUs left a core unused in back-to-back runs.
     """
     try:
         cpus = len(os.sched_getaffinity(0))
@@ -182,7 +184,7 @@ def default_workers() -> int:
         busy = os.getloadavg()[0]
     except (AttributeError, OSError):
         return cpus
-    return max(1, min(cpus, int(cpus - busy + 0.5)))
+    return max(1, min(cpus, int(2 * cpus - busy + 0.5)))
 
 
 def run_jobs(jobs: list[Job], workers: int, on_result: Callable[[int, FileResult], None]) -> list[FileResult]:
