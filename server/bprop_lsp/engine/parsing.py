@@ -21,6 +21,7 @@ If the diff parser fails on some input (parso has had such bugs), the text is pa
 from __future__ import annotations
 
 import difflib
+import hashlib
 import logging
 import threading
 from functools import lru_cache
@@ -367,6 +368,10 @@ class _Issue:
 _CONTEXTUAL = ("error_node", "error_leaf")
 
 
+def _digest(text: str) -> bytes:
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
 def _declares_scope(node) -> bool:
     """Whether a ``global`` or ``nonlocal`` statement is in ``node`` (their errors depend on the enclosing scopes)."""
     stack = [node]
@@ -385,7 +390,7 @@ class _IssueCache:
     first line. Two generations, so statements unchanged since the last few analyses hit and the cache stays
     bounded."""
 
-    SIZE = 50_000
+    SIZE = 2_000  # entries before a generation turns over (at least four per statement of the document)
 
     def __init__(self) -> None:
         self.new: dict = {}
@@ -418,7 +423,9 @@ class _IssueCache:
                                               nxt.end_pos[1], nxt.prefix)
             # A ``from __future__`` import is valid only before other statements: checked every time (parso's
             # check reads the statements before it), never cached by its own text.
-            key = None if "__future__" in text else (c0, c1, l1 - l0, child.get_first_leaf().prefix, text, after)
+            # (The texts are kept as digests: a key per statement version, not a copy of each version's text.)
+            key = None if "__future__" in text else (c0, c1, l1 - l0, _digest(child.get_first_leaf().prefix),
+                                                      _digest(text), after[:5] + (_digest(after[5]),) if after else None)
             keys.append((child, l0, key))
         issues: list = []
         for child, l0, key in keys:
@@ -432,7 +439,7 @@ class _IssueCache:
                     self.new[key] = rel
             for (sl, sc), (el, ec), code, message in rel:
                 issues.append(_Issue((sl + l0, sc), (el + l0, ec), code, message))
-        if len(self.new) > self.SIZE:
+        if len(self.new) > max(self.SIZE, 4 * len(children)):
             self.old, self.new = self.new, {}
         # parso keeps the first issue of each line (ErrorFinder.add_issue); two statements can each put one on the
         # same line (an issue placed on the next statement's first leaf), so keep the first here too.
