@@ -94,7 +94,7 @@ def test_a_fork_is_the_fixed_texts_tree_and_leaves_the_documents_tree_alone():
     module = doc.parse(MANY)
     before, children = _dump(module), list(module.children)
     fixed = MANY.replace("def bprop(self, x, y, out):", "def bprop(self, x, y, out, dout):", 3)
-    fork, indices = doc.fork(MANY, fixed)
+    fork, indices, _lines = doc.fork(MANY, fixed)
     assert fork is not module and len(indices) == 3
     assert fork.get_code() == fixed and _dump(fork) == _dump(grammar().parse(fixed))
     # The document's tree: the same nodes, unchanged; its unchanged statements are shared with the fork.

@@ -129,13 +129,13 @@ def _compiles(text: str) -> bool:
 def _check_source(source, job: Job, result: FileResult) -> None:
     settings, opts = job.settings, job.options
     text = source.text
-    # Fixes checked only when the output shows them; parso's syntax errors only for a file CPython rejects.
-    analysis = analyze(text, settings, verify_fixes=opts.shows_fixes or opts.fix or opts.diff, with_syntax_errors=False)
-    syntax_errors = None if _compiles(text) else analyze(text, settings, verify_fixes=False).syntax_errors
+    # Fixes checked only when the output shows them; parso's syntax errors only for a file CPython rejects (parso's
+    # grammar lags CPython's, ``match``, ``except*``: warn only about what Python itself rejects).
+    analysis = analyze(text, settings, verify_fixes=opts.shows_fixes or opts.fix or opts.diff,
+                       with_syntax_errors=not _compiles(text))
     result.checked = True
-    if syntax_errors and not _compiles(text):
-        # parso's grammar lags CPython's (``match``, ``except*``): warn only about what Python itself rejects.
-        span, message = syntax_errors[0]
+    if analysis.syntax_errors:
+        span, message = analysis.syntax_errors[0]
         result.messages.append(f"bprop-lsp: warning: {source.path}:{span.start.line + 1}:{span.start.column + 1}: "
                                f"syntax error ({message}); findings may be incomplete")
     if opts.fix or opts.diff:

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field, replace
 
 from .context import Context, Signature
-from .model import Finding, Fix, Position, Severity, Span
+from .model import Finding, Position, Severity, Span
 from .parsing import POSITIONAL, ParsedDocument, parse_text, syntax_errors
 from .program import Program
 from .settings import Settings
@@ -137,12 +137,13 @@ def count_syntax_errors(text: str, doc: ParsedDocument | None = None) -> int:
 
 def _analyze_module(module, text: str, settings: Settings, with_syntax_errors: bool = True,
                     want_fixes: bool = True, with_skeletons: bool = False, *, doc: ParsedDocument | None = None,
-                    fork: bool = False) -> Analysis:
-    """The findings of ``module``: a one-off tree, ``doc``'s tree, or (``fork``) a fix's tree forked from it."""
+                    fork: bool = False, lines: list[str] | None = None) -> Analysis:
+    """The findings of ``module``: a one-off tree, ``doc``'s tree, or (``fork``) a fix's tree forked from it
+    (``lines``: its text's lines, when at hand)."""
     from ..rules import ALL_RULES
 
     program = Program(module, text, doc.statements if doc is not None else None, update_statements=not fork,
-                      lines=doc.lines if doc is not None and not fork else None)
+                      lines=lines if lines is not None else doc.lines if doc is not None and not fork else None)
     ctx = Context(program, settings)
     ctx.want_fixes = want_fixes
     evidence = _mode_evidence(ctx, settings)
@@ -574,24 +575,24 @@ class _Baseline:
         return self._count
 
 
-def fixes_checked_together(findings: list[Finding], text: str, settings: Settings, doc: ParsedDocument | None = None,
-                           base_errors: int = 0) -> set[int]:
+def fixes_checked_together(findings: list[Finding], text: str, settings: Settings,
+                           doc: ParsedDocument | None = None) -> set[int]:
     """ids of the findings whose fix passes when every fix is applied at once (see ``_batch_cleared``)."""
     fixable = [f for f in findings if f.fix is not None]
     if len(fixable) < 2:
         return set()
-    return _batch_cleared(text, fixable, settings, _Baseline(text, doc, base_errors), doc)
+    return _batch_cleared(text, fixable, settings, _Baseline(text, doc), doc)
 
 
 def _parse_fixed(text: str, fixed: str, doc: ParsedDocument | None):
     """The tree of ``fixed`` (``text`` with a fix applied) and, when it is a fork of ``doc``'s tree (the fix's
-    statements parsed afresh, the rest shared read-only), the indices of the statements parsed afresh; a full
-    parse (and None) when that is not possible."""
+    statements parsed afresh, the rest shared read-only), the indices of the statements parsed afresh and the
+    fixed text's lines; a full parse (and None, None) when that is not possible."""
     if doc is not None:
         forked = doc.fork(text, fixed)
         if forked is not None:
             return forked
-    return parse_text(fixed), None
+    return parse_text(fixed), None, None
 
 
 def _batch_cleared(text: str, fixable: list[Finding], settings: Settings, base_errors: "_Baseline",
@@ -615,37 +616,42 @@ def _batch_cleared(text: str, fixable: list[Finding], settings: Settings, base_e
         return set()
     if after is None:
         return set()
-    # Where each finding's line is after all the edits (``_same_place`` for many edits at once: the edits are sorted
-    # and do not overlap, so the shift at a line is a prefix sum).
-    ends = [e.span.end for e in edits]
-    deltas = list(itertools.accumulate(len(_LINE_BREAKS.findall(e.new_text)) - (e.span.end.line - e.span.start.line)
-                                       for e in edits))
+    moved = _LineShift(edits)
     still = {(f.code, f.span.start.line) for f in after.findings}
-    cleared = set()
-    for finding in fixable:
-        start = finding.span.start
-        before = bisect.bisect_right(ends, start)  # edits ending at or before the finding's start
-        line = start.line + (deltas[before - 1] if before else 0)
-        if before < len(edits) and edits[before].span.start <= start:
-            line += edits[before].span.start.line - start.line  # an edit replacing the finding's start
-        if (finding.code, line) not in still:
-            cleared.add(id(finding))
-    return cleared
+    return {id(f) for f in fixable if (f.code, moved.line_of(f.span.start)) not in still}
 
 
-_LINE_BREAKS = re.compile(r"\r\n|\r|\n")
+class _LineShift:
+    """Where a position's line is after non-overlapping edits: lines shift by the line breaks the edits before it
+    add or remove (a prefix sum over the sorted edits); an edit replacing the position's start moves it to where
+    the edit starts (e.g. its line deleted)."""
+
+    _LINE_BREAKS = re.compile(r"\r\n|\r|\n")
+
+    def __init__(self, edits) -> None:
+        self.edits = sorted(edits, key=lambda e: (e.span.start, e.span.end))
+        self.ends = [e.span.end for e in self.edits]
+        self.deltas = list(itertools.accumulate(
+            len(self._LINE_BREAKS.findall(e.new_text)) - (e.span.end.line - e.span.start.line) for e in self.edits))
+
+    def line_of(self, start: Position) -> int:
+        before = bisect.bisect_right(self.ends, start)  # edits ending at or before ``start``
+        line = start.line + (self.deltas[before - 1] if before else 0)
+        if before < len(self.edits) and self.edits[before].span.start <= start:
+            line += self.edits[before].span.start.line - start.line
+        return line
 
 
 def _recheck(text: str, fixed: str, settings: Settings, codes: tuple[str, ...], base_errors: "_Baseline",
              doc: ParsedDocument | None) -> Analysis | None:
     """The findings of ``codes`` in ``fixed``, without fixes; None when ``fixed`` has more syntax errors than
     ``text``."""
-    module, indices = _parse_fixed(text, fixed, doc)
+    module, indices, lines = _parse_fixed(text, fixed, doc)
     forked = indices is not None
     added = None
     if forked:
         try:
-            added = doc.errors_added(module, fixed, indices)
+            added = doc.errors_added(module, lines, indices)
         except Exception:  # noqa: BLE001 - parso's error finder failing: count the whole trees below
             added = None
     if added is not None:
@@ -657,7 +663,7 @@ def _recheck(text: str, fixed: str, settings: Settings, codes: tuple[str, ...], 
     # gone" needs, and it keeps checking many fixes in one file from costing a full analysis each.
     only = replace(settings, select=codes, ignore=())
     return _analyze_module(module, fixed, only, with_syntax_errors=False, want_fixes=False,
-                           doc=doc if forked else None, fork=forked)
+                           doc=doc if forked else None, fork=forked, lines=lines)
 
 
 def check_fix(text: str, finding: Finding, settings: Settings, base_errors: "int | _Baseline",
@@ -674,21 +680,7 @@ def check_fix(text: str, finding: Finding, settings: Settings, base_errors: "int
     if after is None:
         return "the fixed text does not parse"
     # The finding's line may have moved if the fix inserted lines above it.
-    if any(f.code == finding.code and _same_place(f, finding, fix) for f in after.findings):
+    line = _LineShift(fix.edits).line_of(finding.span.start)
+    if any(f.code == finding.code and f.span.start.line == line for f in after.findings):
         return "the finding is still reported after the fix"
     return None
-
-
-def _same_place(after: Finding, before: Finding, fix: Fix) -> bool:
-    # Lines shift by the number of line breaks the edits add above the finding.
-    shift = 0
-    start = before.span.start
-    for edit in fix.edits:
-        if edit.span.end <= start:
-            removed = edit.span.end.line - edit.span.start.line
-            added = len(re.findall(r"\r\n|\r|\n", edit.new_text))
-            shift += added - removed
-        elif edit.span.start <= start:
-            # The edit replaces the finding's start (e.g. deletes its line): what follows now starts where the edit did.
-            shift += edit.span.start.line - start.line
-    return after.span.start.line == start.line + shift

@@ -279,13 +279,13 @@ class ParsedDocument:
             self.module, self.text, self.lines = module, text, lines
             return module
 
-    def fork(self, base: str, text: str) -> tuple[Module, list[int]] | None:
+    def fork(self, base: str, text: str) -> tuple[Module, list[int], list[str]] | None:
         """A tree for ``text`` (``base``, the document's current text, with some edits, e.g. a fix) that leaves the
         document's tree untouched: the top-level statements the edits changed are parsed afresh, the others are
         the document's nodes, shared read-only (their ``parent`` stays the document's module). None when the
         document's tree is not ``base``'s, the edits change the line count, or a changed statement does not
         parse on its own as one clean statement: then the caller parses ``text`` in full. With the tree, the
-        indices of the top-level statements parsed afresh."""
+        indices of the top-level statements parsed afresh and ``text``'s lines."""
         with self._lock:
             module, old = self.module, self.lines
             if module is None or not (self.text is base or self.text == base):
@@ -296,7 +296,7 @@ class ParsedDocument:
             changed = [i for i, (a, b) in enumerate(zip(old, new)) if a is not b and a != b]
             children = list(module.children)
             if not changed:
-                return module, []
+                return module, [], new
             replaced: dict[int, tuple[int, int]] = {}
             for i in changed:
                 where = _statement_at(children, i, i + 1)
@@ -313,16 +313,16 @@ class ParsedDocument:
         fork.children = children
         for index in replaced:
             children[index].parent = fork
-        return fork, sorted(replaced)
+        return fork, sorted(replaced), new
 
-    def errors_added(self, fork: Module, text: str, indices: list[int]) -> int | None:
-        """How many more syntax errors the statements a fork re-parsed (``indices``; ``text`` is the fork's text)
+    def errors_added(self, fork: Module, lines: list[str], indices: list[int]) -> int | None:
+        """How many more syntax errors the statements a fork re-parsed (``indices``; ``lines``: the fork's text's)
         and the statement before each have than the same statements of the document: under the per-statement
         model of syntax errors (see ``syntax_errors``) the difference between the whole trees' counts, without
         checking the unchanged statements. None when errors there depend on more than those statements: then
         the caller compares whole counts."""
         around = sorted({j for i in indices for j in (i - 1, i) if j >= 0})
-        after = self._issues.errors(fork, split_lines(text, keepends=True), around)
+        after = self._issues.errors(fork, lines, around)
         before = self._issues.errors(self.module, self.lines, around)
         if after is None or before is None:
             return None

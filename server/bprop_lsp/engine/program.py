@@ -487,15 +487,7 @@ class Program:
         by_statement = self._word_statements(word)
         if by_statement is not None:
             return [offset + rel for facts, offset in by_statement for rel in _word_hits(facts, word)]
-        offsets = []
-        text = self.text
-        start = text.find(word)
-        while start != -1:
-            end = start + len(word)
-            if (start == 0 or not _is_ident_char(text[start - 1])) and (end == len(text) or not _is_ident_char(text[end])):
-                offsets.append(start)
-            start = text.find(word, end)
-        return offsets
+        return _identifier_offsets(self.text, word)
 
     @cached_property
     def _layout(self) -> list | None:
@@ -1281,15 +1273,20 @@ def _word_hits(facts: dict, word: str) -> list[int]:
     cache = facts.setdefault("word_hits", {})
     hits = cache.get(word)
     if hits is None:
-        hits = cache[word] = []
-        code = facts["code"]
-        start = code.find(word)
-        while start != -1:
-            end = start + len(word)
-            if (start == 0 or not _is_ident_char(code[start - 1])) and (end == len(code) or not _is_ident_char(code[end])):
-                hits.append(start)
-            start = code.find(word, end)
+        hits = cache[word] = _identifier_offsets(facts["code"], word)
     return hits
+
+
+def _identifier_offsets(text: str, word: str) -> list[int]:
+    """Offsets in ``text`` where the identifier ``word`` stands (not inside a longer identifier)."""
+    offsets = []
+    start = text.find(word)
+    while start != -1:
+        end = start + len(word)
+        if (start == 0 or not _is_ident_char(text[start - 1])) and (end == len(text) or not _is_ident_char(text[end])):
+            offsets.append(start)
+        start = text.find(word, end)
+    return offsets
 
 
 def _is_aliased(node, name) -> bool:

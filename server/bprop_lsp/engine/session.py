@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Callable
 
-from .analysis import Analysis, analyze_document, count_syntax_errors, fixes_checked_together, verified_findings
+from .analysis import Analysis, analyze_document, fixes_checked_together, verified_findings
 from .fixes import fix_all as _fix_all
 from .model import Finding
 from .parsing import ParsedDocument
@@ -61,24 +61,17 @@ class DocumentSession:
             return None
         return replace(analysis, findings=findings, fixes_verified=True)
 
-    def check_fixes(self, findings: list[Finding], text: str, settings: Settings, *, base_errors: int | None = None,
+    def check_fixes(self, findings: list[Finding], text: str, settings: Settings, *,
                     stale: Callable[[], bool] | None = None, rejected: list | None = None) -> list[Finding] | None:
         """``findings`` (of ``text``, the last text analysed) with every unsound fix removed; None once ``stale()``.
         Each fixed text is parsed as a fork of the document's tree (the statements the fix changes, parsed
-        afresh): the document's own tree is never changed by a check. ``base_errors``: the document's syntax
-        error count when known (counted otherwise)."""
-        return verified_findings(findings, text, settings, self._doc, base_errors=base_errors, stale=stale,
-                                 rejected=rejected)
+        afresh): the document's own tree is never changed by a check."""
+        return verified_findings(findings, text, settings, self._doc, stale=stale, rejected=rejected)
 
     def cleared_together(self, findings: list[Finding], text: str, settings: Settings) -> set[int]:
         """ids of the findings whose fixes pass when all of them are applied at once to ``text`` (one re-parse and
-        one re-check); the others need a check of their own (``check_fixes``). Assumes ``text`` has no syntax
-        error (a text that has some clears nothing)."""
+        one re-check); the others need a check of their own (``check_fixes``)."""
         return fixes_checked_together(findings, text, settings, self._doc)
-
-    def count_syntax_errors(self, text: str) -> int:
-        """How many syntax errors ``text`` (the document's current text) has."""
-        return count_syntax_errors(text, self._doc)
 
     def fix_all(self, text: str, settings: Settings = Settings(), *, include_unsafe: bool = False) -> tuple[str, int]:
         """``text`` with every (safe) fix applied, and how many were applied (on a scratch parse state: the

@@ -32,9 +32,9 @@ async def code_action(ls, params: types.CodeActionParams):
         # else the server's, once the current result's fixes are checked.
         chosen = []
         for diagnostic in ours:
-            if quick_fix.client_data_is_outdated(diagnostic, version, revision):
-                continue  # from an older version of the text: its edits no longer apply
-            chosen.append((diagnostic, quick_fix.trusted_client_data(diagnostic, version, revision)))
+            outdated, trusted = quick_fix.client_data(diagnostic, version, revision)
+            if not outdated:  # (data of an older version of the text: its edits no longer apply)
+                chosen.append((diagnostic, trusted))
         if not params.context.diagnostics or any(data is None for _, data in chosen):
             result = await ls.scheduler.verified_result(state)
             if result is None or state.doc.revision != revision:

@@ -9,9 +9,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
-import re
 from dataclasses import dataclass, field
-from itertools import accumulate
 from typing import Any
 
 from lsprotocol import types
@@ -20,9 +18,6 @@ from ..sources import MAX_BYTES
 from .convert import Lines, column_from_client
 
 log = logging.getLogger(__name__)
-
-# The line breaks LSP (and the engine, engine/text.py) recognise; form feeds and U+2028 are ordinary text.
-LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
 def oversize(text: str) -> int | None:
@@ -52,35 +47,29 @@ class Document:
 
     def _set_text(self, text: str) -> None:
         self.text = text
-        self._starts: list[int] | None = None
+        self._index = None
+
+    @property
+    def index(self):
+        """The engine's line index of the text (built on first use, once per version)."""
+        if self._index is None:
+            from ..engine.text import LineIndex
+
+            self._index = LineIndex(self.text)
+        return self._index
 
     @property
     def starts(self) -> list[int]:
-        if self._starts is None:
-            text = self.text
-            if "\r" in text:
-                starts = [0]
-                starts.extend(m.end() for m in LINE_BREAK.finditer(text))
-            else:  # the common case, in C: several times faster than the regex on a large file
-                starts = [0, *accumulate(len(line) + 1 for line in text.split("\n")[:-1])]
-            self._starts = starts
-        return self._starts
+        return self.index.starts
 
     @property
     def line_count(self) -> int:
-        return len(self.starts)
+        return self.index.line_count
 
     def line_text(self, line: int) -> str:
-        starts = self.starts
-        if line < 0 or line >= len(starts):
+        if line < 0 or line >= self.line_count:
             return ""
-        start = starts[line]
-        if line + 1 < len(starts):
-            end = starts[line + 1]
-            end -= 2 if self.text[end - 2:end] == "\r\n" else 1
-        else:
-            end = len(self.text)
-        return self.text[start:end]
+        return self.index.line_text(line)
 
     def lines(self) -> Lines:
         return Lines(self.line_text)

@@ -24,21 +24,18 @@ def overlaps(a: types.Range, b: types.Range) -> bool:
         (b.start.line, b.start.character) <= (a.end.line, a.end.character)
 
 
-def trusted_client_data(diagnostic: types.Diagnostic, version, revision) -> DiagnosticData | None:
-    """The client's copy of the data when a code action can use it as is: well-formed, of this very text, and its
-    fix checked before it was published."""
+def client_data(diagnostic: types.Diagnostic, version, revision) -> tuple[bool, DiagnosticData | None]:
+    """(outdated, trusted) for the data the client sent back: outdated when it is our data of another text (its
+    edits no longer apply); trusted, the data itself, when a code action can use it as is: well-formed, of this
+    very text, and its fix checked before it was published."""
     data = DiagnosticData.from_json(diagnostic.data)
-    if data is None or not data.checked or data.version != version or data.revision != revision:
-        return None
-    if diagnostic.code is not None and diagnostic.code != data.code:
-        return None
-    return data
-
-
-def client_data_is_outdated(diagnostic: types.Diagnostic, version, revision) -> bool:
-    """The client sent our data of another text: its edits no longer apply."""
-    data = DiagnosticData.from_json(diagnostic.data)
-    return data is not None and (data.version != version or (data.revision is not None and data.revision != revision))
+    if data is None:
+        return False, None
+    if data.version != version or (data.revision is not None and data.revision != revision):
+        return True, None
+    if not data.checked or data.revision != revision or (diagnostic.code is not None and diagnostic.code != data.code):
+        return False, None
+    return False, data
 
 
 def server_data(result, diagnostic: types.Diagnostic) -> DiagnosticData | None:

@@ -300,19 +300,9 @@ class Scheduler:
                 if checks and (self._analyses_waiting or time.perf_counter() > deadline):
                     break
                 checks += 1
-                # Counting the document's own syntax errors costs a whole error-finder pass (most of a second
-                # in a large file, in one piece): checked first against 0 errors, a fix that passes is sound
-                # whatever the count; only a rejected one is checked again against the real count.
-                rejected: list = []
-                base = 0 if progress.base_errors is None else progress.base_errors
-                checked = session.check_fixes([finding], progress.text, progress.settings, base_errors=base,
-                                              rejected=rejected)[0]
-                if rejected and progress.base_errors is None:
-                    progress.base_errors = session.count_syntax_errors(progress.text)
-                    if progress.base_errors:
-                        checked = session.check_fixes([finding], progress.text, progress.settings,
-                                                      base_errors=progress.base_errors)[0]
-                finding = checked
+                # (No count of the document's own syntax errors up front: a forked fix compares only the
+                # statements it changes; the engine counts the whole file only when a fix cannot be forked.)
+                finding = session.check_fixes([finding], progress.text, progress.settings)[0]
             out.append(finding)
             progress.next += 1
         return out
@@ -382,7 +372,6 @@ class _VerifyProgress:
     def __init__(self, text: str, settings, session):
         self.text, self.settings, self.session = text, settings, session
         self.next = 0
-        self.base_errors: int | None = None
         self.cleared: set[int] = set()  # ids of the findings whose fixes were checked together
 
 
