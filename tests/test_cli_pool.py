@@ -182,6 +182,18 @@ def test_a_tree_without_bprop_never_imports_the_engine(tmp_path):
     assert proc.stdout.strip() == "0 ['bprop_lsp.engine', 'bprop_lsp.engine.settings']", proc.stderr
 
 
+def test_a_run_without_a_pool_a_pyproject_or_output_formats_imports_none_of_them(tmp_path):
+    # Start-up is a third of a run over a tree where no file has a custom bprop: what such a run does not use
+    # (the process pool, a TOML parser, JSON, diffs, temporary files) is imported where it is used.
+    for i in range(3):
+        (tmp_path / f"m{i}.py").write_text("def f(x):\n    return x\n")
+    heavy = ("concurrent", "multiprocessing", "tomllib", "json", "difflib", "tempfile")
+    code = ("import sys; from bprop_lsp.cli.main import main; rc = main(['check', '-q', '--isolated', sys.argv[1]]); "
+            f"print(rc, sorted(m for m in sys.modules if m.split('.')[0] in {heavy!r}))")
+    proc = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, timeout=60)
+    assert proc.stdout.strip() == "0 []", proc.stderr
+
+
 @pytest.mark.parametrize("workers", [1, 2])
 def test_internal_error_in_one_file_is_reported_and_the_run_goes_on(capsys, tmp_path, monkeypatch, workers):
     if workers > 1 and multiprocessing.get_start_method() != "fork":

@@ -11,7 +11,6 @@ import fnmatch
 import io
 import os
 import stat
-import tempfile
 import tokenize
 from dataclasses import dataclass
 from typing import Callable, Iterator
@@ -445,6 +444,8 @@ def write_source(source: SourceFile, new_text: str) -> None:
         return
     folder = os.path.dirname(target) or "."
     try:
+        import tempfile  # (only a run that writes pays for its import)
+
         fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(target)}.", suffix=".bprop-lsp.tmp")
     except PermissionError:
         _write_in_place(source, target, st, data)

@@ -1,7 +1,6 @@
 """Output formats of ``bprop-lsp check``, shaped like ruff's: rows and columns are 1-based code points."""
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -55,12 +54,16 @@ def to_json_obj(r: Reported) -> dict:
 
 def render(fmt: str, reported: list[Reported], *, color: bool = False) -> str:
     if fmt == "json":
+        import json
+
         return json.dumps([to_json_obj(r) for r in reported], indent=2, ensure_ascii=False) + "\n"
     if fmt == "concise":
         return "".join(_concise(r) + "\n" for r in reported)
     if fmt == "github":
         return "".join(_github(r) + "\n" for r in reported)
     if fmt == "sarif":
+        import json
+
         return json.dumps(_sarif(reported), indent=2, ensure_ascii=False) + "\n"
     return "".join(_full(r, color) for r in reported)
 

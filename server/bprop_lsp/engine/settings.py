@@ -5,16 +5,11 @@ raise: they are reported as warnings and the default is kept.
 """
 from __future__ import annotations
 
-import difflib
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-try:  # Python 3.11+
-    import tomllib
-except ModuleNotFoundError:  # pragma: no cover - Python 3.10
-    import tomli as tomllib  # type: ignore[no-redef]
 
 MODES = ("auto", "graph", "pynative")
 CODE_PATTERN = re.compile(r"^BP\d{0,3}$|^ALL$")
@@ -98,6 +93,8 @@ def _suggest(value: str, rules: Mapping[str, str]) -> list[str]:
     lowered = value.strip().lower().replace("_", "-")
     if lowered in by_name:
         return [by_name[lowered]]
+    import difflib  # (only for a selector that matches nothing)
+
     found = difflib.get_close_matches(upper, list(rules), n=3, cutoff=0.6)
     found += [by_name[n] for n in difflib.get_close_matches(lowered, list(by_name), n=3, cutoff=0.6)]
     return list(dict.fromkeys(found))[:3]
@@ -145,6 +142,8 @@ def merge(base: Settings, raw: Mapping[str, Any] | None, source: str) -> Setting
         if name in EDITOR_KEYS:
             continue
         if name not in _KEYS:
+            import difflib
+
             near = difflib.get_close_matches(name, sorted(_KEYS), n=1, cutoff=0.6)
             hint = f" (did you mean '{near[0]}'?)" if near else f" (known: {', '.join(sorted(_KEYS))})"
             warnings.append(f"{source}: unknown setting '{key}'{hint}; ignored")
@@ -184,6 +183,11 @@ def find_pyproject(start: Path) -> Path | None:
 
 def read_pyproject(path: Path) -> tuple[Mapping[str, Any] | None, str | None]:
     """The ``[tool.bprop-lsp]`` table of ``path`` (None if absent) and an error message if unreadable."""
+    # Imported here: a run in a tree without pyproject.toml never needs a TOML parser.
+    try:  # Python 3.11+
+        import tomllib
+    except ModuleNotFoundError:  # pragma: no cover - Python 3.10
+        import tomli as tomllib  # type: ignore[no-redef]
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as exc:
