@@ -131,8 +131,10 @@ def _check_source(source, job: Job, result: FileResult) -> None:
     text = source.text
     # Fixes checked only when the output shows them; parso's syntax errors only for a file CPython rejects (parso's
     # grammar lags CPython's, ``match``, ``except*``: warn only about what Python itself rejects).
+    compiles = _compiles(text)
+    # A file CPython parses is parsed by parso only where it can matter (engine/partial.py).
     analysis = analyze(text, settings, verify_fixes=opts.shows_fixes or opts.fix or opts.diff,
-                       with_syntax_errors=not _compiles(text))
+                       with_syntax_errors=not compiles, compiles=compiles)
     result.checked = True
     if analysis.syntax_errors:
         span, message = analysis.syntax_errors[0]
