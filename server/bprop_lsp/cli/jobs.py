@@ -113,14 +113,18 @@ def check_source(job: Job, source: SourceFile) -> FileResult:
 
 
 def _compiles(text: str) -> bool:
-    """Whether CPython parses the text (only parsed, never run)."""
-    import ast
+    """Whether CPython accepts the text: its parser and its symbol table (only read, never compiled or run).
+
+    The symbol table costs a third of ``ast.parse`` (no Python AST objects are built) and rejects what the
+    parser rejects plus what Python's compiler finds there (a duplicate parameter name, a misplaced ``global`` or
+    ``nonlocal``): errors a file has for CPython, which its import would raise."""
+    import symtable
     import warnings
 
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            ast.parse(text)
+            symtable.symtable(text, "<file>", "exec")
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return False
     return True
