@@ -63,6 +63,11 @@ def test_strings_and_comments_with_quotes_and_brackets():
     assert starts(text) == [0, 1, 2, 4]
 
 
+def test_crlf_line_breaks():
+    text = "a = (1,\r\n2)\r\nb = 'x' \\\r\n  + 'y'\r\n# c\r\nclass C:\r\n    pass\r\n"
+    assert starts(text) == [0, 2, 5]
+
+
 def test_cjk_and_emoji_text():
     text = ("s = '中文 ( 😀'\n"
             "# 注释：'引号\n"
@@ -96,7 +101,8 @@ def test_decorators_and_clauses_belong_to_their_statement():
     "x = 'unterminated\n",
     "x = '''never closed\n",
     "x = 1\n\fy = 2\n",
-    "x = 1\r\ny = 2\r\n",
+    "x = 1\ry = 2\r",
+    "x = 1\r\ny = 2\rz = 3\r\n",
     "x = (1,\n",
     "x = 1)\n",
     'x = f"{d["k"]}"\n',  # a 3.12 f-string nesting its own quotes: read as two strings here

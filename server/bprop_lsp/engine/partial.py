@@ -35,13 +35,13 @@ _LEXEME = re.compile(r"""
               | "[^"\\\n]*(?:\\.[^"\\\n]*)*"
               | '[^'\\\n]*(?:\\.[^'\\\n]*)*' )
   | (?P<comment> \#[^\n]* )
-  | (?P<continuation> \\\n )
+  | (?P<continuation> \\\r?\n )
   | (?P<stray> ["'\\] )
   | (?P<end> \Z ) )  # (so that the run before the end is matched once, not retried from every position)
 """, re.S | re.X)
-# Characters this splitter does not model the way Python's tokenizer does (other line breaks, form feeds resetting
-# indentation, a BOM, NUL): such a text is parsed in full.
-_UNSURE_CHARS = re.compile("[\r\f\v\x00\ufeff]")
+# Characters this splitter does not model the way Python's tokenizer does (a ``\r`` line break not part of
+# ``\r\n``, form feeds resetting indentation, a BOM, NUL): such a text is parsed in full.
+_UNSURE_CHARS = re.compile("\r(?!\n)|[\f\v\x00\ufeff]")
 _STATEMENT_START = re.compile(r"^\S", re.M)
 # A col-0 line that continues the statement above it.
 _CLAUSE = re.compile(r"(?:else|elif|except|finally)\b")
