@@ -274,3 +274,13 @@ def test_model_files_with_edits_give_the_full_parse_findings():
         same_findings(text, Settings())
         compared += 1
     assert compared >= 10
+
+
+@pytest.mark.parametrize("line", ["match x:\n    case 1:\n        pass\n", "try:\n    pass\nexcept* ValueError:\n    pass\n",
+                                  "y = a[*b]\n", "def f(*args: *Ts):\n    pass\n", "type X = int\n",
+                                  "def f[T](x: T):\n    pass\n"])
+def test_syntax_parso_may_not_parse_means_a_full_parse(line):
+    text = PROGRAM + "\n\n" + line
+    assert P.masked_text(PROGRAM) is not None
+    assert P.masked_text(text) is None
+    assert P.masked_text(line + "\n\n" + PROGRAM) is None

@@ -62,9 +62,11 @@ _JIT = re.compile(r"jit|ms_function")
 _GRADIENT = re.compile(r"grad|Grad|vjp|jvp|TrainOneStep")
 # Gradient transforms: ``grad(net)(x)`` is a call of whatever ``net`` is bound to.
 _TRANSFORM = re.compile(r"grad|vjp|GradOperation")
-# ``match``/``case`` and ``except*``: CPython parses them, parso does not; a full parse has errors there that may
-# disturb the statements around, so such text is parsed in full.
-_PARSO_LAGS = re.compile(r"\n[ \t]*(?:match|case)\b|except[ \t]*\*")
+# Syntax CPython parses and parso may not (``match``/``case``, ``except*``, PEP 646 ``a[*b]`` and ``*args: *Ts``,
+# 3.12's ``type X = …`` and ``def f[T]``): a full parse has errors there that may disturb the statements around,
+# so such a text is parsed in full (the text starts with a line break for the first line's sake).
+_PARSO_LAGS = re.compile(r"\n[ \t]*(?:match|case|type)\b|except[ \t]*\*|\[[ \t]*\*|:[ \t]*\*|"
+                         r"(?:def|class)[ \t]+\w+[ \t]*\[")
 
 # The regexes below run over a statement's code reversed: a pattern starting with a rare character (``=``, ``(``)
 # is scanned for at C speed, where one starting with ``\w`` is tried at every letter.
@@ -376,7 +378,7 @@ def masked_text(text: str) -> str | None:
     """``text`` with the code lines of every statement that cannot matter turned into comments (``#`` in front;
     lines, columns of the kept lines and all words unchanged); None when unsure or when nothing would be
     masked (then the text is parsed as it is)."""
-    if _PARSO_LAGS.search(text):
+    if _PARSO_LAGS.search("\n" + text):
         return None
     statements = read_statements(text)
     if not statements:
