@@ -155,7 +155,7 @@ def other():
 
 def test_relevance_keeps_what_a_bprop_cell_depends_on_and_masks_the_rest():
     statements = P.read_statements(PROGRAM)
-    keep = {s.text.split("\n")[0]: k for s, k in zip(statements, P.relevant(statements))}
+    keep = {s.text.split("\n")[0]: k for s, k in zip(statements, P.relevant(statements, PROGRAM))}
     assert keep == {
         "from mindspore import nn, ops": True,
         "SCALE = 2": True,  # read by Base, a base of the bprop cell
@@ -177,7 +177,7 @@ def test_a_second_binding_of_a_called_name_is_kept():
     # ``net`` bound twice makes the engine read ``net(1)`` as unknown: the other binding must be parsed too.
     text = PROGRAM + "\n\ndef elsewhere():\n    net = 3\n    return net\n"
     statements = P.read_statements(text)
-    keep = P.relevant(statements)
+    keep = P.relevant(statements, text)
     assert keep[-1]
 
 

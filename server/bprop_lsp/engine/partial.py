@@ -65,8 +65,10 @@ _TRANSFORM = re.compile(r"grad|vjp|GradOperation")
 # Syntax CPython parses and parso may not (``match``/``case``, ``except*``, PEP 646 ``a[*b]`` and ``*args: *Ts``,
 # 3.12's ``type X = …`` and ``def f[T]``): a full parse has errors there that may disturb the statements around,
 # so such a text is parsed in full (the text starts with a line break for the first line's sake).
-_PARSO_LAGS = re.compile(r"\n[ \t]*(?:match|case|type)\b|except[ \t]*\*|\[[ \t]*\*|:[ \t]*\*|"
-                         r"(?:def|class)[ \t]+\w+[ \t]*\[")
+# (Several patterns, each starting with a rare character: one alternation is tried at every position.)
+_PARSO_LAGS = (re.compile(r"\n[ \t]*(?:match|case|type)\b"), re.compile(r"except[ \t]*\*"),
+               re.compile(r"[\[:][ \t]*\*"))
+_GENERIC_DEF_REV = re.compile(r"\[[ \t]*\w+[ \t]+(?:fed|ssalc)(?!\w)")  # ``def f[`` reversed
 
 # The regexes below run over a statement's code reversed: a pattern starting with a rare character (``=``, ``(``)
 # is scanned for at C speed, where one starting with ``\w`` is tried at every letter.
@@ -74,7 +76,7 @@ _PARSO_LAGS = re.compile(r"\n[ \t]*(?:match|case|type)\b|except[ \t]*\*|\[[ \t]*
 # Groups: the name (reversed), the line break before it if it is first on its line, and the character before it
 # when that is ``(``, ``,``, ``:`` or ``.``: a keyword argument or default (``f(a=1)``), a tuple element, an
 # annotation (``a: int = 1``) or an attribute, none of which binds the name (see ``_binds``).
-_ASSIGNED_REV = re.compile(r"(?<!=)=(?![=!<>+\-*/%&|^@:])\s*(\w+)[ \t]*(\n?)\s*([(,:.]?)")
+_ASSIGNED_REV = re.compile(r"=(?<!==)(?![=!<>+\-*/%&|^@:])\s*(\w+)[ \t]*(\n?)\s*([(,:.]?)")
 # ``def name``/``class name`` at any depth (not reversed: ``d`` and ``c`` are rare enough).
 _ANY_DEF = re.compile(r"(?:def|class)[ \t]+(\w+)")
 # ``name(``: a call of a bare name (reversed; not an attribute call, not a ``def``/``class`` header).
@@ -304,7 +306,7 @@ def read_statements(text: str) -> list[Statement] | None:
     return statements
 
 
-def relevant(statements: list[Statement]) -> list[bool]:
+def relevant(statements: list[Statement], text: str) -> list[bool]:
     """Which statements can affect a finding: the closure of the trigger statements over names.
 
     Kept with a kept statement ``r`` (imports apart: they are always kept and link nothing):
@@ -336,6 +338,8 @@ def relevant(statements: list[Statement]) -> list[bool]:
             transformers.append(i)
     bound_names, top_names, called_names = frozenset(binders), frozenset(top_binders), frozenset(callers)
     mentions: dict[str, list[int]] | None = None  # module-level name -> the statements whose words hold it
+    searched = 0
+    starts = [s.start for s in statements]
     todo = []
     for i, s in enumerate(statements):
         if s.kind == "import" or s.trigger:
@@ -358,15 +362,15 @@ def relevant(statements: list[Statement]) -> list[bool]:
         for j in transformers:
             if not keep[j] and not statements[j].words.isdisjoint(r.binds):
                 found.add(j)
-        if r.top:
-            if mentions is None:
-                # Every statement's words read once (linear; a search per name would be a pass over the text each).
+        for name in r.top:
+            searched += 1
+            if mentions is None and searched > _SEARCHES:
+                # Many names: every statement's words read once (a search per name is a pass over the text each).
                 mentions = {}
                 for j, s in enumerate(statements):
-                    for name in s.words & top_names:
-                        mentions.setdefault(name, []).append(j)
-            for name in r.top:
-                found.update(mentions.get(name, ()))
+                    for word in s.words & top_names:
+                        mentions.setdefault(word, []).append(j)
+            found.update(mentions.get(name, ()) if mentions is not None else _mentions(text, name, starts))
         for j in found:
             if not keep[j]:
                 keep[j] = True
@@ -374,18 +378,41 @@ def relevant(statements: list[Statement]) -> list[bool]:
     return keep
 
 
+# Names whose mentions are searched for one by one before every statement's words are indexed.
+_SEARCHES = 32
+
+
+def _mentions(text: str, name: str, starts: list[int]) -> set[int]:
+    """Indices of the statements (at text offsets ``starts``) where the identifier ``name`` stands, strings and
+    comments included."""
+    found = set()
+    size = len(name)
+    at = text.find(name)
+    while at != -1:
+        end = at + size
+        if (at == 0 or not _is_word_char(text[at - 1])) and (end == len(text) or not _is_word_char(text[end])):
+            found.add(bisect.bisect_right(starts, at) - 1)
+        at = text.find(name, end)
+    found.discard(-1)
+    return found
+
+
+def _is_word_char(c: str) -> bool:
+    return c.isalnum() or c == "_"
+
+
 def masked_text(text: str) -> str | None:
     """``text`` with the code lines of every statement that cannot matter turned into comments (``#`` in front;
     lines, columns of the kept lines and all words unchanged); None when unsure or when nothing would be
     masked (then the text is parsed as it is)."""
-    if _PARSO_LAGS.search("\n" + text):
+    if any(p.search("\n" + text) for p in _PARSO_LAGS) or _GENERIC_DEF_REV.search(text[::-1]):
         return None
     statements = read_statements(text)
     if not statements:
         return None
     if _JIT.search(text) and any("@" in s.text and _GRADIENT.search(s.text) for s in statements):
         return None
-    keep = relevant(statements)
+    keep = relevant(statements, text)
     if all(keep):
         return None
     lines = text.split("\n")
