@@ -196,19 +196,25 @@ def breakdown(paths: list[Path], repeat: int) -> None:
     """Where the engine's time goes for the files with a custom bprop, in this process, against ``ast.parse``.
 
     Each step runs over all files in its own loop (after a full collection), so that no step pays for garbage
-    collections of another step's trees. Uses engine internals (parsing.parse, analysis._analyze_module and
-    _syntax_errors): a measurement, not an API.
+    collections of another step's trees. Uses engine internals (ParsedDocument.parse, partial.masked_text,
+    analysis._analyze_module and _syntax_errors): a measurement, not an API.
     """
     import gc
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
     from bprop_lsp.engine import Settings, analyze
     from bprop_lsp.engine import analysis as engine_analysis
-    from bprop_lsp.engine.parsing import parse
+    from bprop_lsp.engine import partial
+    from bprop_lsp.engine.parsing import ParsedDocument
+
+    def parse(text):
+        return ParsedDocument().parse(text)
 
     texts = [p.read_bytes().decode("utf-8") for p in paths]
     texts = [t for t in texts if "bprop" in t]
+    masked = [partial.masked_text(t) for t in texts]
     settings = Settings()
+    from bprop_lsp.cli.jobs import _compiles
     analyze("class C:\n    def bprop(self, x, out, dout):\n        return (dout,)\n", settings)
 
     def parsed():
@@ -220,7 +226,13 @@ def breakdown(paths: list[Path], repeat: int) -> None:
         "parso syntax errors": None,
         "rules (no syntax errors, no fix checks)": None,
         "analyze(verify_fixes=False)": lambda: [analyze(t, settings, verify_fixes=False) for t in texts],
-        "analyze() (what check runs)": lambda: [analyze(t, settings) for t in texts],
+        "analyze() (full parse)": lambda: [analyze(t, settings) for t in texts],
+        "CPython compile check (check's _compiles)": lambda: [_compiles(t) for t in texts],
+        "split + relevance (partial.masked_text)": lambda: [partial.masked_text(t) for t in texts],
+        "parso parse of the masked texts": lambda: [ParsedDocument().parse_clean(m or t)
+                                                    for t, m in zip(texts, masked)],
+        "analyze(compiles=True) (what check runs)": lambda: [analyze(t, settings, with_syntax_errors=False,
+                                                                     compiles=True) for t in texts],
     }
     totals: dict[str, list[float]] = {k: [] for k in steps}
     for _ in range(repeat):
@@ -245,13 +257,15 @@ def breakdown(paths: list[Path], repeat: int) -> None:
             del out
     lines = sum(t.count("\n") for t in texts)
     base = statistics.median(totals["ast.parse"])
-    print(f"\nengine breakdown: {len(texts)} files with bprop, {lines} lines, one process, median of {repeat}")
+    commented = sum(a != b for t, m in zip(texts, masked) if m for a, b in zip(t.split("\n"), m.split("\n")))
+    print(f"\nengine breakdown: {len(texts)} files with bprop, {lines} lines ({commented} code lines masked), "
+          f"one process, median of {repeat}")
     for name in steps:
         m = statistics.median(totals[name])
-        print(f"  {name:42} {m * 1000:8.0f} ms {m / base:6.2f}x ast.parse {m / len(texts) * 1000:8.1f} ms/file")
-    full = statistics.median(totals["analyze() (what check runs)"])
+        print(f"  {name:44} {m * 1000:8.0f} ms {m / base:6.2f}x ast.parse {m / len(texts) * 1000:8.1f} ms/file")
+    full = statistics.median(totals["analyze() (full parse)"])
     nofix = statistics.median(totals["analyze(verify_fixes=False)"])
-    print(f"  {'fix checks (the difference)':42} {(full - nofix) * 1000:8.0f} ms {(full - nofix) / base:6.2f}x ast.parse")
+    print(f"  {'fix checks (the difference)':44} {(full - nofix) * 1000:8.0f} ms {(full - nofix) / base:6.2f}x ast.parse")
 
 
 def byte_compile(folder: str) -> None:

@@ -225,3 +225,13 @@ def test_no_syntax_warning_for_code_python_accepts(tmp_path, capsys):
     broken.write_text("from mindspore import nn\nclass C(nn.Cell:\n    def bprop(self, x):\n        pass\n", encoding="utf-8")
     code, out, err = run(capsys, "check", "--output-format", "concise", str(broken))
     assert "syntax error" in err
+
+
+def test_syntax_warning_for_what_python_compiles_rejects(tmp_path, capsys):
+    """CPython's check reads its symbol table too: a duplicate parameter name is a syntax error for Python (its
+    import fails) though its parser alone accepts it; the file is still checked, with the warning."""
+    src = tmp_path / "dup.py"
+    src.write_text(SEED + "\n\ndef helper(a, a):\n    return a\n", encoding="utf-8")
+    code, out, err = run(capsys, "check", "--output-format", "concise", str(src))
+    assert code == 1 and "BP001" in out
+    assert "syntax error" in err and "duplicate argument" in err

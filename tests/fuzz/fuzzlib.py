@@ -281,12 +281,74 @@ def check_fix(text: str, analysis, finding, settings: Settings, base_errors: int
     return fixed
 
 
+# Statements no rule reads (a Cell without a bprop, a config, a helper with tricky strings and brackets), added to a
+# fuzz input so that a partial parse has something to leave out.
+PADDING = '''
+class PaddingCell(nn.Cell):
+    """A cell without a custom backward: "quotes", 'more', \\"escaped\\" (brackets [ in text."""
+
+    def __init__(self):
+        super().__init__()
+        self.mul = ops.Mul()  # a comment with a quote ' and a bracket (
+
+    def construct(self, a, b):
+        c = self.mul(a, b)
+        return c
+
+
+def padding_helper(values=(1, 2,
+3, 4), *, scale: float = 1.0):
+    text = f"{scale!r} {{not a field}} 中文😀"
+    joined = """multi
+class NotAClass(nn.Cell):
+    def backward(self, x, out, dout):
+""" + r\'raw \\\' \' + text
+    return [v * scale for v in values], joined, \\
+        len(joined)
+
+
+PADDING_CONSTANT = {"a": [1, 2], "b": (3,
+4)}
+'''
+
+
+def full_analysis(text: str, settings: Settings):
+    """The analysis of ``text`` from a full parse (what ``analyze`` does without ``compiles=True``)."""
+    return analyze(text, settings, with_syntax_errors=False)
+
+
+def comparable(analysis) -> list[tuple]:
+    """Everything a finding reports, fix edits included."""
+    return [(f.code, f.name, f.span, f.message, f.severity, f.noqa_line, f.related,
+             None if f.fix is None else (f.fix.applicability, f.fix.title,
+                                          tuple((e.span, e.new_text) for e in f.fix.edits)))
+            for f in analysis.findings]
+
+
+def check_partial(text: str, settings: Settings = Settings()) -> None:
+    """A file CPython parses is parsed only where it can matter (engine/partial.py): the findings (spans, messages,
+    severities, fix edits) must be a full parse's. Checked on the text itself and with statements no rule reads
+    added after it and before it (so that there is something to leave out)."""
+    if not compiles(text):
+        return
+    newline = next(iter(LINE_BREAK.findall(text)), "\n")
+    padding = PADDING.replace("\n", newline)
+    for candidate in (text, text + newline + padding, padding + text):
+        if not compiles(candidate):
+            continue
+        partial = analyze(candidate, settings, with_syntax_errors=False, compiles=True)
+        full = full_analysis(candidate, settings)
+        assert comparable(partial) == comparable(full), (
+            f"partial parse differs from the full parse:\n  partial {describe(partial)}\n  full    {describe(full)}")
+
+
 def check_document(text: str, settings: Settings = Settings(), *, fixes: bool = True, fix_all_check: bool = False,
                    analysis=None):
     """Analyse ``text`` (unless given its fresh ``analysis``) and check every promise the result makes."""
     if analysis is None:
         analysis = analyze(text, settings)
     check_positions(text, analysis)
+    check_partial(text, settings)
     if fixes and any(f.fix for f in analysis.findings):
         base_errors = parso_error_count(text)
         for f in analysis.findings:

@@ -103,12 +103,21 @@ class Analysis:
 
 
 def analyze(text: str, settings: Settings = Settings(), *, verify_fixes: bool = True,
-            with_syntax_errors: bool = True, with_skeletons: bool = False) -> Analysis:
+            with_syntax_errors: bool = True, with_skeletons: bool = False, compiles: bool = False) -> Analysis:
     """Analyse ``text`` once (the CLI; an editor keeps a ``DocumentSession`` per document instead).
 
     ``with_syntax_errors=False`` skips parso's error finder (a third of a keystroke's cost in a large file);
     ``Analysis.syntax_errors`` is then None and ``count_syntax_errors`` gives the number when a fix is checked.
+    ``compiles=True`` (the caller knows CPython parses ``text``; the CLI checks) with neither syntax errors nor
+    skeletons asked: only the statements that can affect a finding are parsed, when that can be told for certain
+    (``engine/partial.py``); the findings are the same as a full parse's.
     """
+    if compiles and not with_syntax_errors and not with_skeletons and "bprop" in text:
+        from .partial import analyze_relevant
+
+        analysis = analyze_relevant(text, settings, verify_fixes=verify_fixes)
+        if analysis is not None:
+            return analysis
     return analyze_document(ParsedDocument(), text, settings, verify_fixes=verify_fixes,
                             with_syntax_errors=with_syntax_errors, with_skeletons=with_skeletons)
 

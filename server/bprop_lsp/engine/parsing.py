@@ -279,6 +279,23 @@ class ParsedDocument:
             self.module, self.text, self.lines = module, text, lines
             return module
 
+    def parse_clean(self, text: str) -> Module | None:
+        """The tree of ``text`` parsed afresh without error recovery (the same tree as :meth:`parse` gives for a
+        text without syntax errors), kept as this document's; None, and nothing kept, when parso finds any error
+        (``engine/partial.py`` then parses the real text in full)."""
+        lines = split_lines(text, keepends=True)
+        g = grammar()
+        parser = g._parser(g._pgen_grammar, error_recovery=False, start_nonterminal="file_input")
+        try:
+            module = parser.parse(tokens=g._tokenizer(lines))
+        except parso.ParserSyntaxError:
+            return None
+        with self._lock:
+            self.statements.clear()
+            self._leaves.clear()
+            self.module, self.text, self.lines = module, text, lines
+        return module
+
     def fork(self, base: str, text: str) -> tuple[Module, list[int], list[str]] | None:
         """A tree for ``text`` (``base``, the document's current text, with some edits, e.g. a fix) that leaves the
         document's tree untouched: the top-level statements the edits changed are parsed afresh, the others are
