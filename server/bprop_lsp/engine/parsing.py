@@ -230,6 +230,8 @@ class ParsedDocument:
         # id(top-level node) -> (node, its leaves): what moves when lines are inserted or removed above it.
         self._leaves: dict[int, tuple] = {}
         self._issues = _IssueCache()
+        # The Cell-scoped rules' drafts per Cell (rule_memo.RuleMemo), made by the first analysis that needs it.
+        self.rule_memo = None
 
     def _leaves_of(self, child) -> list:
         entry = self._leaves.get(id(child))
@@ -345,6 +347,7 @@ class ParsedDocument:
             self.statements.clear()
             self._leaves.clear()
             self._issues = _IssueCache()
+            self.rule_memo = None
 
 
 def syntax_errors(module: Module) -> list:

@@ -79,6 +79,11 @@ class Rule:
     fix_title: ClassVar[str | None] = None
     # Whether the fix is applied by --fix / fix-all (safe) or only offered one at a time (unsafe).
     fix_safe: ClassVar[bool] = True
+    # Whether the rule looks at one Cell at a time: it visits only ``ctx.cell_sites`` (and ``cell_subjects``) and
+    # reads for a site only what engine/rule_memo.py keys it by, so a keystroke re-runs it only for the Cells whose
+    # facts changed. A rule reading anything else of the file (every class, a word search, op sites) leaves it
+    # False.
+    per_cell: ClassVar[bool] = False
     valid: ClassVar[tuple[Valid, ...]] = ()
     invalid: ClassVar[tuple[Invalid, ...]] = ()
 
