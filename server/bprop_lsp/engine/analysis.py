@@ -198,15 +198,11 @@ def _analyze_module(module, text: str, settings: Settings, with_syntax_errors: b
 
 def _memoised_drafts(ctx: Context, doc: ParsedDocument | None, settings: Settings, rules: list) -> dict | None:
     """code -> drafts of the Cell-scoped rules, each Cell's read back from the document's memo while nothing it
-    depends on changed (rule_memo.py); None when there is no memo (a one-off or forked tree) or it cannot stand
-    in for one run of the rules. A rule missing from the result (or None) runs as usual."""
-    if doc is None or not rules or not ctx.want_fixes:
+    depends on changed (rule_memo.py); None when there is no memo (a one-off analysis, a fix's forked tree) or it
+    cannot stand in for one run of the rules. A rule missing from the result (or None) runs as usual."""
+    memo = doc.rule_memo if doc is not None else None
+    if memo is None or not rules or not ctx.want_fixes:
         return None
-    from .rule_memo import RuleMemo
-
-    memo = doc.rule_memo
-    if memo is None:
-        memo = doc.rule_memo = RuleMemo()
     return memo.drafts(ctx, rules, repr(settings), _drafts_or_none)
 
 

@@ -6,7 +6,8 @@ derives from them) and to read, for a site, nothing but:
 
 * the top-level statements of the classes in the site's MRO, of its bprop and construct, and (transitively) of
   every class of the file those statements name (child cells, ``Other.static``, their bases);
-* the module's statements that are not class statements (imports, constants, helpers, ``set_context``);
+* the module's statements that are neither class statements nor lines of bare calls (imports, constants,
+  helpers);
 * the calls of the site's class (the call index, ``Cls(...)``);
 * the settings and whether fixes are wanted.
 
@@ -57,6 +58,14 @@ def _top(node):
     return node if parent is not None else None
 
 
+def _is_call_statement(node) -> bool:
+    """A line of bare calls (``print(grad(net)(x))``, ``ms.set_context(...)``): it binds no name, so what a
+    Cell-scoped rule can read of it is its calls of the Cell, which the Cell's key holds (the mode it sets is the
+    engine's business, after the rules)."""
+    return node.type == "simple_stmt" and all(
+        c.type in ("power", "atom_expr", "newline") or (c.type == "operator" and c.value == ";") for c in node.children)
+
+
 def _is_class_statement(node) -> bool:
     return node.type == "classdef" or (node.type == "decorated" and node.children[-1].type == "classdef")
 
@@ -76,7 +85,7 @@ class _Shared:
         self.env_indices = []
         env = []
         for i, child in enumerate(children):
-            if not _is_class_statement(child):
+            if not _is_class_statement(child) and not _is_call_statement(child):
                 self.env_indices.append(i)
                 env.append(statement_digest(p, child))
         self.env = _digest(repr(env))
@@ -321,17 +330,14 @@ from .program import _WORD as _WORDS  # (the words of a statement, as Program re
 _DECORATOR = re.compile(r"@\s*([A-Za-z_][\w.]*)")
 
 
-def _names(node):
-    if node.type == "name":
-        yield node.value
-        return
-    stack = list(getattr(node, "children", ()))
-    while stack:
-        n = stack.pop()
-        if n.type == "name":
-            yield n.value
-        else:
-            stack.extend(getattr(n, "children", ()))
+def _names(target):
+    """The names an assignment target binds: a name, or the names of a tuple or list of targets (not
+    ``self.x`` or ``a[i]``)."""
+    if target.type == "name":
+        yield target.value
+    elif target.type in ("atom", "testlist_star_expr", "exprlist", "testlist_comp", "star_expr", "testlist"):
+        for child in target.children:
+            yield from _names(child)
 
 
 def _relative(node) -> tuple:
