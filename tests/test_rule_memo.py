@@ -73,6 +73,18 @@ class Num(nn.Cell):
         return dout * n, 0
 
 
+def helper(d):
+    return (d,)
+
+
+class Hel(nn.Cell):
+    def construct(self, x):
+        return x
+
+    def bprop(self, x, out, dout):
+        return helper(dout)
+
+
 class Other(nn.Cell):
     def construct(self, a):
         t = a
@@ -111,6 +123,7 @@ EDITS = [
     ("ms.set_context(mode=ms.PYNATIVE_MODE)", "ms.set_context(mode=ms.GRAPH_MODE)"),  # the mode: severities
     ("class Early(nn.Cell):\n", "class Early(nn.Cell):\n    '''A line more.'''\n"),  # every Cell below moves
     ("    def bprop(self, x, y, out):", "    def bprop(self, x, y, out):  # noqa: BP001"),
+    ("    return (d,)\n", "    return (d, d)\n"),  # a helper's return, in a module-level function: BP022
     ("class Filler1(nn.Cell):\n    def construct(self, a):\n        return a\n",
      "class Child(nn.Cell):\n    def construct(self, a):\n        self.w = Parameter(a)\n"),  # a second Child
 ]
@@ -175,13 +188,14 @@ def test_a_random_edit_sequence_across_statements_matches_fresh():
 def _stale_key(real):
     """A memo key missing the facts read from other statements: what the tests above must catch."""
     def key(self, shared, site):
-        return rule_memo._digest(repr((site.cls.name, rule_memo.statement_digest(shared.program, site.cls.node))))
+        top = rule_memo._top(site.cls.node)
+        return rule_memo._digest(repr((site.cls.name, rule_memo._facts_digest(shared.facts(top), top))))
     return key
 
 
 # The edits whose right findings depend on what the key holds (the others: a Cell that stops being one, a noqa
 # comment, the mode, lines moving, are the engine's business or the position check's).
-KEYED = [EDITS[i] for i in (0, 2, 3, 4, 8)]
+KEYED = [EDITS[i] for i in (0, 2, 3, 4, 8, 9)]
 
 
 @pytest.mark.parametrize("old,new", KEYED)

@@ -6,15 +6,17 @@ derives from them) and to read, for a site, nothing but:
 
 * the top-level statements of the classes in the site's MRO, of its bprop and construct, and (transitively) of
   every class of the file those statements name (child cells, ``Other.static``, their bases);
-* the module's statements that are neither class statements nor lines of bare calls (imports, constants,
-  helpers);
-* the calls of the site's class (the call index, ``Cls(...)``);
+* the calls of the site's class (the call index) and the statements naming it (``Cls(...)``);
+* the file's name tables (``assignments``, ``functions``, ``imports``) for the names those statements and calls
+  hold, as the readers read them (``_Shared.summary``), and the imports whole;
+* where those statements stand among the module's other statements (not lines of bare calls);
 * the settings and whether fixes are wanted.
 
 The key of a site is a digest of exactly that (texts, not positions, apart from the call sites'), so a site hits
-wherever it moved. Its drafts hold positions, though: each entry keeps the top-level statements (position and
-text digest) its drafts point into, and a hit is used only while every one of them is still where it was with
-the same text; else the site's rules run again. A site with no drafts points nowhere and hits wherever it moves.
+wherever it moved. Its drafts hold positions, though: each entry keeps a token per top-level statement its drafts
+point into, stored with that statement's positional facts (``POSITIONAL``), which the document drops when the
+statement is re-parsed or moves; a hit is used only while every token is still there, else the site's rules run
+again. A site with no drafts points nowhere and hits wherever it moves.
 
 Sites are run one at a time through a view of the Context whose ``cell_sites`` is that one site. That equals one
 run over every site only while no two sites share a bprop function (rules deduplicate per function across
@@ -27,21 +29,24 @@ import hashlib
 import re
 
 from .context import CellSite, Context
-from .program import Program, scope_of
+from .parsing import POSITIONAL
+from .program import _WORD, Program, scope_of
 
 # Context entries derived from the site lists (``cell_subjects`` and the like): never shared between views.
 _SITE_DERIVED = ("cell_sites", "custom_op_sites", "_cell_subjects", "_custom_subjects")
 _FAILED = object()  # the rule raised for this site: the file gets none of its drafts, as in one run
 _NONE: tuple = ()
+# The statement fact holding a statement's token (see the module docstring): positional, so dropped when it moves.
+_ANCHOR = POSITIONAL + "memo_anchor"
+_DECORATOR = re.compile(r"@\s*([A-Za-z_][\w.]*)")
 
 
 def _digest(text: str) -> bytes:
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 
-def statement_digest(program: Program, top) -> bytes:
-    """A digest of one top-level statement's code (its prefix included), kept with the statement."""
-    facts = program.statement_facts(top)
+def _facts_digest(facts: dict, top) -> bytes:
+    """A digest of one top-level statement's code (its prefix included), kept with its facts."""
     found = facts.get("digest")
     if found is None:
         code = facts.get("code")
@@ -58,60 +63,63 @@ def _top(node):
     return node if parent is not None else None
 
 
-def _is_call_statement(node) -> bool:
-    """A line of bare calls (``print(grad(net)(x))``, ``ms.set_context(...)``): it binds no name, so what a
-    Cell-scoped rule can read of it is its calls of the Cell, which the Cell's key holds (the mode it sets is the
-    engine's business, after the rules)."""
-    return node.type == "simple_stmt" and all(
-        c.type in ("power", "atom_expr", "newline") or (c.type == "operator" and c.value == ";") for c in node.children)
-
-
-def _is_class_statement(node) -> bool:
-    return node.type == "classdef" or (node.type == "decorated" and node.children[-1].type == "classdef")
+def _kind(node) -> str:
+    """"class" (a class statement), "calls" (a line of bare calls: ``print(grad(net)(x))``, ``ms.set_context(...)``:
+    it binds no name, so what a Cell-scoped rule can read of it is its calls of the Cell, which the Cell's key
+    holds; the mode it sets is the engine's business, after the rules) or "env" (any other statement)."""
+    if node.type == "classdef" or (node.type == "decorated" and node.children[-1].type == "classdef"):
+        return "class"
+    if node.type == "simple_stmt" and all(c.type in ("power", "atom_expr", "newline")
+                                          or (c.type == "operator" and c.value == ";") for c in node.children):
+        return "calls"
+    return "env"
 
 
 class _Shared:
-    """What every site's key and check reads from one analysis, computed once (lazily)."""
+    """What every site's key reads from one analysis, computed once."""
 
-    def __init__(self, ctx: Context, settings_key: str):
+    def __init__(self, ctx: Context, settings_key: str, memo: "RuleMemo"):
         self.ctx = ctx
         p = self.program = ctx.program
         self.settings_key = settings_key
-        children = p.module.children
-        self.children = children
-        self.order = {id(c): i for i, c in enumerate(children)}
-        # The statements that are not class statements: their digests in order, and their indices (where a class
-        # statement stands among them is part of a key; its absolute index is not).
+        self.entries = list(p._statements.values())  # (top-level node, scan, facts), in order
+        self.index = {id(child): i for i, (child, _, _) in enumerate(self.entries)}
+        # The indices of the "env" statements: where a class statement stands among them is part of a key (its
+        # absolute index is not).
         self.env_indices = []
-        env = []
-        for i, child in enumerate(children):
-            if not _is_class_statement(child) and not _is_call_statement(child):
+        for i, (child, _, facts) in enumerate(self.entries):
+            kind = facts.get("memo_kind")
+            if kind is None:
+                kind = facts["memo_kind"] = _kind(child)
+            if kind == "env":
                 self.env_indices.append(i)
-                env.append(statement_digest(p, child))
-        self.env = _digest(repr(env))
-        # name -> what the class statements bind to it (assignments, defs, imports anywhere under them), in order:
-        # the file's name tables (``assignments``, ``functions``, ``imports``) read them all, so a site reading a
-        # name depends on every class statement binding it, not only on those its own statements name.
-        self.bindings: dict[str, list] = {}
-        for i, child in enumerate(children):
-            if _is_class_statement(child):
-                for name, entries in _bindings(p, child).items():
-                    self.bindings.setdefault(name, []).extend(entries)
+        # (The env statements themselves are not in a key: what a rule reads of them goes through the name tables,
+        # summarised per name, and the imports, whole: the ops alias is looked for among all of them.)
+        self.imports = _digest(repr(sorted(p.imports.items())))
         self.class_tops: dict[str, list] = {}
         for cls in p.classes:
             top = _top(cls.node)
             if top is not None:
                 self.class_tops.setdefault(cls.name, []).append(top)
+        self.class_names = frozenset(self.class_tops)
         self.newline = p.index.newline()
+        self.table_names = frozenset(p.assignments).union(p.functions, p.imports)
+        # What the name tables say of a name, and a statement's names joined, kept between analyses: a name's
+        # entry stays while no statement holding the word changed (a binding of the name holds the word).
+        self._summaries, self._tables = memo.forget(self.entries)
+        self._naming: dict | None = None
         self._ends = None
-        self._current = None
-        self._summaries: dict = {}
+        self._live = None
 
-    def words(self, top) -> frozenset:
-        facts = self.program.statement_facts(top)
+    def facts(self, top) -> dict:
+        i = self.index.get(id(top))
+        if i is None or self.entries[i][0] is not top:
+            return {}  # not a statement of this tree (a synthetic class's view): nothing kept
+        return self.entries[i][2]
+
+    def words(self, facts: dict, top) -> frozenset:
         words = facts.get("words")
         if words is None:
-            from .program import _WORD
             import sys
 
             code = facts.get("code")
@@ -120,16 +128,7 @@ class _Shared:
             words = facts["words"] = frozenset(map(sys.intern, _WORD.findall(code)))
         return words
 
-    def summary(self, name: str, decorators: bool) -> bytes:
-        """A digest of ``_summary`` of the class statements' bindings of ``name`` (once per analysis)."""
-        key = (name, decorators)
-        found = self._summaries.get(key)
-        if found is None:
-            found = self._summaries[key] = _digest(repr(_summary(self.bindings[name], decorators)))
-        return found
-
-    def decorator_words(self, top) -> frozenset:
-        facts = self.program.statement_facts(top)
+    def decorator_words(self, facts: dict, top) -> frozenset:
         found = facts.get("decorator_words")
         if found is None:
             code = facts.get("code")
@@ -139,21 +138,80 @@ class _Shared:
                 part for m in _DECORATOR.finditer(code) for part in m.group(1).split("."))
         return found
 
-    def ref_of(self, line: int, column: int) -> tuple | None:
-        """(start, end, digest) of the top-level statement holding 0-based ``(line, column)``; None past the end."""
-        if self._ends is None:
-            self._ends = [c.end_pos for c in self.children]
-        i = bisect.bisect_right(self._ends, (line + 1, column))
-        if i >= len(self.children):
-            return None
-        child = self.children[i]
-        return child.start_pos, child.end_pos, statement_digest(self.program, child)
+    def naming(self, name: str) -> list | None:
+        """(facts, node) of the statements whose words hold ``name`` (a site's class), in order; None when the words
+        cannot tell (``Program._layout``). Read for every site's class in one pass over the statements."""
+        if self._naming is None:
+            layout = self.program._layout
+            if layout is None:
+                return None
+            wanted = frozenset(site.cls.name for site in self.ctx.cell_sites)
+            self._naming = {}
+            for (facts, _offset), (child, _, _) in zip(layout, self.entries):
+                for hit in wanted & facts["words"]:
+                    self._naming.setdefault(hit, []).append((facts, child))
+        return self._naming.get(name, [])
 
-    def still_there(self, ref: tuple) -> bool:
-        if self._current is None:
-            self._current = {(c.start_pos, c.end_pos): c for c in self.children}
-        child = self._current.get((ref[0], ref[1]))
-        return child is not None and statement_digest(self.program, child) == ref[2]
+    def tables(self, facts: dict, top) -> bytes:
+        """``summary`` of each of a statement's words that the name tables hold, joined (once per statement and
+        analysis: many sites read the same statements)."""
+        found = self._tables.get(id(facts))
+        if found is None or found[0] is not facts:
+            summary = self.summary
+            found = self._tables[id(facts)] = (facts, b"".join(
+                name.encode() + summary(name, False) for name in sorted(self.words(facts, top) & self.table_names)))
+        return found[1]
+
+    def summary(self, name: str, decorators: bool) -> bytes:
+        """What the file's name tables say of ``name`` as the readers read them: how many ``name = ...`` and the
+        value when there is one, each ``def name`` (a method's code only when it is used as a decorator: elsewhere
+        whether one exists is all that is read) and the import (once per analysis)."""
+        key = (name, decorators)
+        found = self._summaries.get(key)
+        if found is None:
+            p = self.program
+            values = p.assignments.get(name, ())
+            defs = []
+            for fn in p.functions.get(name, ()):
+                scope = scope_of(fn.node)
+                if scope is not None and scope.type == "classdef" and not decorators:
+                    defs.append("method")
+                else:
+                    defs.append(p.node_fact(fn.node, "code_digest", _code_digest))
+            # (A value is read when it is the name's only one, or, by ``values.py``, when it is bound in the scope
+            # being resolved: the module's, or the site's own statements, which the key holds whole.)
+            read = [p.node_fact(v, "code_digest", _code_digest) if len(values) == 1 or _at_module_level(v) else None
+                    for v in values]
+            what = (read, defs, p.imports.get(name))
+            found = self._summaries[key] = _digest(repr(what))
+        return found
+
+    def token(self, line: int, column: int):
+        """The token of the top-level statement holding 0-based ``(line, column)``; None past the end."""
+        if self._ends is None:
+            self._ends = [child.end_pos for child, _, _ in self.entries]
+        i = bisect.bisect_right(self._ends, (line + 1, column))
+        if i >= len(self.entries):
+            return None
+        facts = self.entries[i][2]
+        token = facts.get(_ANCHOR)
+        if token is None:
+            token = facts[_ANCHOR] = object()
+        return token
+
+    def still_there(self, token) -> bool:
+        if self._live is None:
+            self._live = {facts.get(_ANCHOR) for _, _, facts in self.entries}
+        return token in self._live
+
+
+def _at_module_level(node) -> bool:
+    scope = scope_of(node)
+    return scope is None or scope.type == "file_input"
+
+
+def _code_digest(node) -> bytes:
+    return _digest(node.get_code(include_prefix=False))
 
 
 class RuleMemo:
@@ -169,8 +227,42 @@ class RuleMemo:
         self.ran = 0
         self.reused = 0
 
+        self._summaries: dict = {}
+        self._tables: dict = {}
+        self._known: dict = {}  # id(facts) -> (facts, words) of the statements of the last analysis
+
     def clear(self) -> None:
         self.new, self.old = {}, {}
+        self._summaries, self._tables, self._known = {}, {}, {}
+
+    def forget(self, entries: list) -> tuple[dict, dict]:
+        """The name summaries and statement tables (see ``_Shared``) still good for the statements ``entries``:
+        those of names no added, changed or removed statement holds."""
+        known = self._known
+        current = {}
+        dirty: set = set()
+        for child, _, facts in entries:
+            current[id(facts)] = entry = known.get(id(facts))
+            if entry is None or entry[0] is not facts:
+                words = facts.get("words")
+                if words is None:
+                    code = facts.get("code")
+                    if code is None:
+                        code = facts["code"] = child.get_code()
+                    import sys
+
+                    words = facts["words"] = frozenset(map(sys.intern, _WORD.findall(code)))
+                current[id(facts)] = (facts, words)
+                dirty |= words
+        for key, (facts, words) in known.items():
+            if current.get(key) is None or current[key][0] is not facts:
+                dirty |= words  # removed
+        self._known = current
+        if dirty:
+            self._summaries = {k: v for k, v in self._summaries.items() if k[0] not in dirty}
+            self._tables = {k: v for k, v in self._tables.items() if k in current and current[k][0] is v[0]
+                            and v[0]["words"].isdisjoint(dirty)}
+        return self._summaries, self._tables
 
     def drafts(self, ctx: Context, rules: list, settings_key: str, run) -> dict | None:
         """code -> the drafts of each rule of ``rules`` over every cell site, in site order (what one
@@ -183,25 +275,25 @@ class RuleMemo:
         functions = [id(s.function.node) for s in sites if s.function is not None]
         if len(set(functions)) != len(functions):
             return None
-        shared = _Shared(ctx, settings_key)
+        shared = _Shared(ctx, settings_key, self)
         self.ran = self.reused = 0
         per_site = []
         for site in sites:
             key = self._key(shared, site)
-            entry = self.new.get(key)
-            if entry is None:
+            entry = self.new.get(key) if key is not None else None
+            if entry is None and key is not None:
                 entry = self.old.get(key)
                 if entry is not None:
                     self.new[key] = entry
-            if entry is not None and all(shared.still_there(ref) for ref in entry[1]):
+            if entry is not None and all(shared.still_there(token) for token in entry[1]):
                 self.reused += 1
                 per_site.append(entry[0])
                 continue
             self.ran += 1
             view = _view(ctx, site)
             results = {}
-            refs: set = set()
-            keep = True
+            tokens: set = set()
+            keep = key is not None
             for rule in rules:
                 found = run(rule, view)
                 if found is None:
@@ -212,16 +304,16 @@ class RuleMemo:
                     continue
                 stored = []
                 for draft in found:
-                    where = _refs(shared, draft)
+                    where = _tokens(shared, draft)
                     if where is None:
                         keep = False
                     else:
-                        refs |= where
+                        tokens |= where
                     stored.append(_detached(draft))
                 results[rule.code] = tuple(stored)
             _share(ctx, view)
             if keep:
-                self.new[key] = (results, frozenset(refs))
+                self.new[key] = (results, frozenset(tokens))
             per_site.append(results)
         if len(self.new) > max(self.SIZE, 4 * len(sites)):
             self.old, self.new = self.new, {}
@@ -237,13 +329,11 @@ class RuleMemo:
             out[rule.code] = drafts
         return out
 
-    def _key(self, shared: _Shared, site: CellSite) -> bytes:
+    def _key(self, shared: _Shared, site: CellSite) -> bytes | None:
+        """The digest of what the Cell-scoped rules read for ``site`` (the module docstring); None when that
+        cannot be told cheaply (then the site runs)."""
         p = shared.program
-        seeds = []
-        for k in p.mro(site.cls):
-            if isinstance(k, str):
-                continue
-            seeds.append(k.node)
+        seeds = [k.node for k in p.mro(site.cls) if not isinstance(k, str)]
         for node in (getattr(site.bprop, "node", None), site.function.node if site.function is not None else None,
                      site.construct.node if site.construct is not None else None):
             if node is not None:
@@ -256,88 +346,51 @@ class RuleMemo:
                 tops[id(top)] = top
                 todo.append(top)
         # Every class the statements name, and the classes theirs name, ...
-        class_tops = shared.class_tops
+        class_tops, class_names = shared.class_tops, shared.class_names
+        decorators = set()
+        facts_of = {}
         while todo:
             top = todo.pop()
-            for name in shared.words(top).intersection(class_tops):
+            facts = facts_of[id(top)] = shared.facts(top)
+            found = shared.words(facts, top)
+            decorators |= shared.decorator_words(facts, top)
+            for name in class_names & found:
                 for other in class_tops[name]:
                     if id(other) not in tops:
                         tops[id(other)] = other
                         todo.append(other)
-        order, env_indices = shared.order, shared.env_indices
-        statements = sorted((order.get(id(t), -1), statement_digest(p, t)) for t in tops.values())
-        statements = [(bisect.bisect_left(env_indices, i), d) for i, d in statements]
-        calls = [(c.node.start_pos, c.node.get_code(include_prefix=False))
-                 for c in shared.ctx.call_index.sites(site.cls)]
-        made = [(_start(n), _code(n)) for n in p.calls_of(site.cls.name)]
-        # The names the site's statements and calls read, and what the class statements elsewhere bind to them.
+        index, env_indices, tables = shared.index, shared.env_indices, shared.tables
+        statements = sorted((index.get(id(t), -1), id(t)) for t in tops.values())
+        parts = [repr((shared.settings_key, shared.newline, site.cls.name, _relative(site.cls.node),
+                       sorted(site.modes), site.external_construct, sorted(site.call_counts or ()),
+                       [bisect.bisect_left(env_indices, i) for i, _ in statements])).encode()]
+        for _, key in statements:
+            facts = facts_of[key]
+            parts.append(_facts_digest(facts, tops[key]))
+            parts.append(tables(facts, tops[key]))
+        parts.append(shared.imports)
+        # The calls of the class, and the statements naming it (its ``Cls(...)`` calls, which attribute_values
+        # reads), by text.
         words = set()
-        decorators = set()
-        for t in tops.values():
-            words |= shared.words(t)
-            decorators |= shared.decorator_words(t)
-        for _pos, code in calls + made:
-            words.update(_WORDS.findall(code))
+        for call in shared.ctx.call_index.sites(site.cls):
+            code = call.node.get_code(include_prefix=False)
+            words.update(_WORD.findall(code))
+            parts.append(repr((call.node.start_pos, code)).encode())
+        naming = shared.naming(site.cls.name)
+        if naming is None:
+            return None
+        for facts, top in naming:
+            parts.append(_facts_digest(facts, top))
+            parts.append(tables(facts, top))
+        # What the name tables say of the other names read (a method's code too for those used as decorators).
         summary = shared.summary
-        bound = [(name, summary(name, name in decorators)) for name in sorted(words.intersection(shared.bindings))]
-        what = (shared.settings_key, shared.newline, site.cls.name, _relative(site.cls.node),
-                sorted(site.modes), site.external_construct, sorted(site.call_counts or ()),
-                statements, shared.env, bound, calls, made)
-        return _digest(repr(what))
-
-
-def _bindings(program: Program, top) -> dict:
-    """name -> what one top-level statement binds to it, in order, each as (kind, digest of its code): ``=``
-    (an assignment naming it among its targets), ``def`` (a function not directly in a class body), ``method``
-    (a def in a class body), ``import``. Kept with the statement."""
-    facts = program.statement_facts(top)
-    found = facts.get("bindings")
-    if found is None:
-        entry = program._statements.get(id(top))
-        imports, _classes, funcdefs, assignments = entry[1] if entry is not None and entry[0] is top else \
-            ([], [], [], [])
-        parts: dict[str, list] = {}
-        for node in assignments:
-            # (Every name among the targets, whatever the form: more than ``Program.assignments`` reads.)
-            digest = None
-            for target in node.children[:-1]:
-                for name in _names(target):
-                    if digest is None:
-                        digest = _digest(node.get_code(include_prefix=False))
-                    parts.setdefault(name, []).append(("=", digest))
-        for node in funcdefs:
-            scope = scope_of(node)
-            kind = "method" if scope is not None and scope.type == "classdef" else "def"
-            parts.setdefault(node.name.value, []).append((kind, _digest(node.get_code(include_prefix=False))))
-        for node in imports:
-            digest = _digest(node.get_code(include_prefix=False))
-            for name in node.get_defined_names():
-                parts.setdefault(name.value, []).append(("import", digest))
-        found = facts["bindings"] = parts
-    return found
-
-
-def _summary(entries: list, decorators: bool) -> tuple:
-    """What of a name's bindings in class statements (outside the site's own) a Cell-scoped rule can read: the
-    file's name tables read an assignment's value only when it is the name's one assignment, a method's code only
-    as a decorator (elsewhere only whether one exists), and any other def or import in full."""
-    assigned = sum(1 for kind, _ in entries if kind == "=")
-    return tuple((kind, None if (kind == "=" and assigned > 1) or (kind == "method" and not decorators) else digest)
-                 for kind, digest in entries)
-
-
-from .program import _WORD as _WORDS  # (the words of a statement, as Program reads them)
-_DECORATOR = re.compile(r"@\s*([A-Za-z_][\w.]*)")
-
-
-def _names(target):
-    """The names an assignment target binds: a name, or the names of a tuple or list of targets (not
-    ``self.x`` or ``a[i]``)."""
-    if target.type == "name":
-        yield target.value
-    elif target.type in ("atom", "testlist_star_expr", "exprlist", "testlist_comp", "star_expr", "testlist"):
-        for child in target.children:
-            yield from _names(child)
+        for name in sorted(words & shared.table_names):
+            parts.append(name.encode())
+            parts.append(summary(name, False))
+        for name in sorted(decorators & shared.table_names):
+            parts.append(name.encode())
+            parts.append(summary(name, True))
+        return hashlib.blake2b(b"\0".join(parts), digest_size=16).digest()
 
 
 def _relative(node) -> tuple:
@@ -346,14 +399,6 @@ def _relative(node) -> tuple:
     if top is None:
         return node.start_pos
     return node.start_pos[0] - top.start_pos[0], node.start_pos[1]
-
-
-def _start(node):
-    return node.children[0].start_pos if hasattr(node, "children") else node.start_pos
-
-
-def _code(node) -> str:
-    return "".join(c.get_code(include_prefix=i > 0) for i, c in enumerate(node.children))
 
 
 def _view(ctx: Context, site: CellSite) -> Context:
@@ -375,9 +420,8 @@ def _share(ctx: Context, view: Context) -> None:
             ctx.__dict__[name] = value
 
 
-def _refs(shared: _Shared, draft) -> set | None:
-    """The top-level statements (start, end, digest) the draft's positions lie in; None when one lies past the
-    end of the tree."""
+def _tokens(shared: _Shared, draft) -> set | None:
+    """The tokens of the top-level statements the draft's positions lie in; None when one lies past the end."""
     positions = [draft.span.start, draft.span.end]
     if draft.fix is not None:
         for edit in draft.fix.edits:
@@ -386,15 +430,15 @@ def _refs(shared: _Shared, draft) -> set | None:
         positions += (related.span.start, related.span.end)
     found = set()
     for pos in positions:
-        ref = shared.ref_of(pos.line, pos.column)
-        if ref is None:
+        token = shared.token(pos.line, pos.column)
+        if token is None:
             return None
-        found.add(ref)
+        found.add(token)
     if draft.noqa_line is not None:
-        ref = shared.ref_of(draft.noqa_line, 0)
-        if ref is None:
+        token = shared.token(draft.noqa_line, 0)
+        if token is None:
             return None
-        found.add(ref)
+        found.add(token)
     return found
 
 

@@ -6,6 +6,7 @@ rule documentation (``bprop-lsp rule BP001``, docs/rules.md), so they cannot dri
 """
 from __future__ import annotations
 
+import functools
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
@@ -95,9 +96,15 @@ class Rule:
     @classmethod
     def url(cls) -> str:
         """The rule's documentation: the website once DOCS_BASE is set, else the bundled page's file:// URI."""
-        if DOCS_BASE:
-            return f"{DOCS_BASE.rstrip('/')}/{cls.code}.md"
-        return cls.doc_path().as_uri()
+        return _url(DOCS_BASE, cls.code)
+
+
+@functools.lru_cache(maxsize=None)
+def _url(base: str | None, code: str) -> str:
+    # (Asked once per finding: a Path's URI costs more than the rest of turning a draft into a finding.)
+    if base:
+        return f"{base.rstrip('/')}/{code}.md"
+    return (BUNDLED_RULE_DOCS / f"{code}.md").as_uri()
 
     def check(self, ctx: "Context") -> Iterator[Draft]:  # pragma: no cover - interface
         raise NotImplementedError
