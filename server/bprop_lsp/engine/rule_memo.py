@@ -13,10 +13,11 @@ derives from them) and to read, for a site, nothing but:
 * the settings and whether fixes are wanted.
 
 The key of a site is a digest of exactly that (texts, not positions, apart from the call sites'), so a site hits
-wherever it moved. Its drafts hold positions, though: each entry keeps a token per top-level statement its drafts
-point into, stored with that statement's positional facts (``POSITIONAL``), which the document drops when the
-statement is re-parsed or moves; a hit is used only while every token is still there, else the site's rules run
-again. A site with no drafts points nowhere and hits wherever it moves.
+wherever it moved. Its drafts hold positions, though: each entry keeps, for every top-level statement its drafts
+point into, where that statement's code starts and its digest; a hit is used only while statements with those
+digests still start there (read from ``Program._layout``: no node is walked, and it holds whichever way the tree
+was re-parsed), else the site's rules run again. A site with no drafts points nowhere and hits wherever it
+moves.
 
 Sites are run one at a time through a view of the Context whose ``cell_sites`` is that one site. That equals one
 run over every site only while no two sites share a bprop function (rules deduplicate per function across
@@ -29,15 +30,12 @@ import hashlib
 import re
 
 from .context import CellSite, Context
-from .parsing import POSITIONAL
 from .program import _WORD, Program, scope_of
 
 # Context entries derived from the site lists (``cell_subjects`` and the like): never shared between views.
 _SITE_DERIVED = ("cell_sites", "custom_op_sites", "_cell_subjects", "_custom_subjects")
 _FAILED = object()  # the rule raised for this site: the file gets none of its drafts, as in one run
 _NONE: tuple = ()
-# The statement fact holding a statement's token (see the module docstring): positional, so dropped when it moves.
-_ANCHOR = POSITIONAL + "memo_anchor"
 _DECORATOR = re.compile(r"@\s*([A-Za-z_][\w.]*)")
 
 
@@ -108,8 +106,8 @@ class _Shared:
         # entry stays while no statement holding the word changed (a binding of the name holds the word).
         self._summaries, self._tables = memo.forget(self.entries)
         self._naming: dict | None = None
-        self._ends = None
-        self._live = None
+        self._offsets = None
+        self._present = None
 
     def facts(self, top) -> dict:
         i = self.index.get(id(top))
@@ -153,13 +151,14 @@ class _Shared:
         return self._naming.get(name, [])
 
     def tables(self, facts: dict, top) -> bytes:
-        """``summary`` of each of a statement's words that the name tables hold, joined (once per statement and
-        analysis: many sites read the same statements)."""
+        """A digest of the ``summary`` of each of a statement's words that the name tables hold (kept between
+        analyses like the summaries: many sites read the same statements)."""
         found = self._tables.get(id(facts))
         if found is None or found[0] is not facts:
             summary = self.summary
-            found = self._tables[id(facts)] = (facts, b"".join(
-                name.encode() + summary(name, False) for name in sorted(self.words(facts, top) & self.table_names)))
+            found = self._tables[id(facts)] = (facts, hashlib.blake2b(b"".join(
+                name.encode() + summary(name, False) for name in sorted(self.words(facts, top) & self.table_names)),
+                digest_size=16).digest())
         return found[1]
 
     def summary(self, name: str, decorators: bool) -> bytes:
@@ -186,23 +185,38 @@ class _Shared:
             found = self._summaries[key] = _digest(repr(what))
         return found
 
-    def token(self, line: int, column: int):
-        """The token of the top-level statement holding 0-based ``(line, column)``; None past the end."""
-        if self._ends is None:
-            self._ends = [child.end_pos for child, _, _ in self.entries]
-        i = bisect.bisect_right(self._ends, (line + 1, column))
-        if i >= len(self.entries):
+    def where(self, line: int, column: int) -> tuple | None:
+        """(position where its code starts, digest) of the top-level statement holding 0-based ``(line,
+        column)``; None past the end or when the statements' layout cannot tell (``Program._layout``)."""
+        layout = self._layout()
+        if layout is None:
             return None
-        facts = self.entries[i][2]
-        token = facts.get(_ANCHOR)
-        if token is None:
-            token = facts[_ANCHOR] = object()
-        return token
+        offsets, _ = layout
+        from .model import Position
 
-    def still_there(self, token) -> bool:
-        if self._live is None:
-            self._live = {facts.get(_ANCHOR) for _, _, facts in self.entries}
-        return token in self._live
+        i = bisect.bisect_right(offsets, self.program.index.offset(Position(line, column))) - 1
+        if i < 0:
+            return None
+        return self._place(i)
+
+    def still_there(self, ref: tuple) -> bool:
+        """Whether a statement with that digest still starts where it did (so every position in it holds)."""
+        if self._present is None:
+            layout = self._layout()
+            self._present = set() if layout is None else {self._place(i) for i in range(len(layout[0]))}
+        return ref in self._present
+
+    def _layout(self):
+        if self._offsets is None:
+            layout = self.program._layout
+            self._offsets = False if layout is None else ([offset for _, offset in layout], layout)
+        return self._offsets or None
+
+    def _place(self, i: int) -> tuple:
+        offsets, layout = self._layout()
+        facts = layout[i][0]
+        start = self.program.index.position(offsets[i])
+        return start.line, start.column, facts.get("digest") or facts.setdefault("digest", _digest(facts["code"]))
 
 
 def _at_module_level(node) -> bool:
@@ -285,14 +299,14 @@ class RuleMemo:
                 entry = self.old.get(key)
                 if entry is not None:
                     self.new[key] = entry
-            if entry is not None and all(shared.still_there(token) for token in entry[1]):
+            if entry is not None and all(shared.still_there(ref) for ref in entry[1]):
                 self.reused += 1
                 per_site.append(entry[0])
                 continue
             self.ran += 1
             view = _view(ctx, site)
             results = {}
-            tokens: set = set()
+            refs: set = set()
             keep = key is not None
             for rule in rules:
                 found = run(rule, view)
@@ -304,16 +318,16 @@ class RuleMemo:
                     continue
                 stored = []
                 for draft in found:
-                    where = _tokens(shared, draft)
+                    where = _refs(shared, draft)
                     if where is None:
                         keep = False
                     else:
-                        tokens |= where
+                        refs |= where
                     stored.append(_detached(draft))
                 results[rule.code] = tuple(stored)
             _share(ctx, view)
             if keep:
-                self.new[key] = (results, frozenset(tokens))
+                self.new[key] = (results, frozenset(refs))
             per_site.append(results)
         if len(self.new) > max(self.SIZE, 4 * len(sites)):
             self.old, self.new = self.new, {}
@@ -420,8 +434,9 @@ def _share(ctx: Context, view: Context) -> None:
             ctx.__dict__[name] = value
 
 
-def _tokens(shared: _Shared, draft) -> set | None:
-    """The tokens of the top-level statements the draft's positions lie in; None when one lies past the end."""
+def _refs(shared: _Shared, draft) -> set | None:
+    """Where the top-level statements the draft's positions lie in start, with their digests; None when that
+    cannot be told."""
     positions = [draft.span.start, draft.span.end]
     if draft.fix is not None:
         for edit in draft.fix.edits:
@@ -430,15 +445,15 @@ def _tokens(shared: _Shared, draft) -> set | None:
         positions += (related.span.start, related.span.end)
     found = set()
     for pos in positions:
-        token = shared.token(pos.line, pos.column)
-        if token is None:
+        ref = shared.where(pos.line, pos.column)
+        if ref is None:
             return None
-        found.add(token)
+        found.add(ref)
     if draft.noqa_line is not None:
-        token = shared.token(draft.noqa_line, 0)
-        if token is None:
+        ref = shared.where(draft.noqa_line, 0)
+        if ref is None:
             return None
-        found.add(token)
+        found.add(ref)
     return found
 
 
