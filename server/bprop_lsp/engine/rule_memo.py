@@ -28,9 +28,10 @@ from __future__ import annotations
 import bisect
 import hashlib
 import re
+import sys
 
 from .context import CellSite, Context
-from .program import _WORD, Program, scope_of
+from .program import _WORD, scope_of
 
 # Context entries derived from the site lists (``cell_subjects`` and the like): never shared between views.
 _SITE_DERIVED = ("cell_sites", "custom_op_sites", "_cell_subjects", "_custom_subjects")
@@ -118,8 +119,6 @@ class _Shared:
     def words(self, facts: dict, top) -> frozenset:
         words = facts.get("words")
         if words is None:
-            import sys
-
             code = facts.get("code")
             if code is None:
                 code = facts["code"] = top.get_code()
@@ -263,8 +262,6 @@ class RuleMemo:
                     code = facts.get("code")
                     if code is None:
                         code = facts["code"] = child.get_code()
-                    import sys
-
                     words = facts["words"] = frozenset(map(sys.intern, _WORD.findall(code)))
                 current[id(facts)] = (facts, words)
                 dirty |= words

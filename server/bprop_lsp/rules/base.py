@@ -99,7 +99,7 @@ class Rule:
         return _url(DOCS_BASE, cls.code)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _url(base: str | None, code: str) -> str:
     # (Asked once per finding: a Path's URI costs more than the rest of turning a draft into a finding.)
     if base:
