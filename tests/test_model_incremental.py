@@ -123,17 +123,20 @@ def test_incremental_findings_match_fresh_analysis_under_random_edits(size, edit
     text = model_corpus.generate(size) + TAIL
     rnd = random.Random(SEED + size)
     settings = Settings()
+    reused = 0
     with DocumentSession(f"model-{size}") as session:
         for step in range(edits + 1):
             if step:
                 text = _edit(rnd, text)
             incremental = session.verify(session.analyse(text, settings, with_skeletons=True))
+            reused += session._doc.rule_memo.reused  # Cells whose rule results were read back (rule_memo.py)
             fresh = analyze(text, settings, with_skeletons=True)
             assert _describe(incremental.findings) == _describe(fresh.findings), f"after edit {step}"
             assert incremental.findings == fresh.findings, f"after edit {step}"
             # Hover, inlay hints and "Add a custom bprop" read positions too (kept per statement).
             assert incremental.bprops == fresh.bprops, f"after edit {step}"
             assert incremental.skeletons == fresh.skeletons, f"after edit {step}"
+    assert reused > 0, "the comparison must cover Cells whose rule results the memo read back"
 
 
 def test_lines_inserted_above_keep_facts_and_move_every_position():

@@ -159,15 +159,20 @@ def _analyze_module(module, text: str, settings: Settings, with_syntax_errors: b
     noqa = _noqa_lines(program)
     findings: list[Finding] = []
     seen: set[tuple] = set()
-    for rule in ALL_RULES:
-        if not settings.enabled(rule.code):
-            continue
-        for draft in _drafts_of(rule, ctx):
+    enabled = [rule for rule in ALL_RULES if settings.enabled(rule.code)]
+    memoised = _memoised_drafts(ctx, doc if not fork else None, settings,
+                                [rule for rule in enabled if getattr(rule, "per_cell", False)])
+    for rule in enabled:
+        drafts = memoised.get(rule.code) if memoised is not None else None
+        if drafts is None:
+            drafts = _drafts_of(rule, ctx)
+        for draft in drafts:
+            fails_in = draft.fails_in
             modes = getattr(draft.subject, "modes", None)
-            if modes and draft.fails_in:
+            if modes and fails_in:
                 # A bprop MindSpore calls in one mode only (``self.bprop = self.m``: GRAPH) fails only there.
-                draft.fails_in = draft.fails_in & modes
-                if not draft.fails_in:
+                fails_in = fails_in & modes
+                if not fails_in:
                     continue
             key = (rule.code, draft.span)
             if key in seen:
@@ -177,7 +182,7 @@ def _analyze_module(module, text: str, settings: Settings, with_syntax_errors: b
             codes = noqa.get(noqa_line)
             if codes is not None and (not codes or rule.code in codes):
                 continue
-            severity, message = _severity(draft.fails_in, _evidence_at(ctx, settings, draft.span, evidence), draft.message)
+            severity, message = _severity(fails_in, _evidence_at(ctx, settings, draft.span, evidence), draft.message)
             findings.append(
                 Finding(
                     code=rule.code,
@@ -200,7 +205,24 @@ def _analyze_module(module, text: str, settings: Settings, with_syntax_errors: b
                     skeletons=_skeletons(ctx) if with_skeletons else [])
 
 
-def _drafts_of(rule, ctx: Context) -> list:
+def _memoised_drafts(ctx: Context, doc: ParsedDocument | None, settings: Settings, rules: list) -> dict | None:
+    """code -> drafts of the Cell-scoped rules, each Cell's read back from the document's memo while nothing it
+    depends on changed (rule_memo.py); None when there is no memo (a one-off analysis, a fix's forked tree) or it
+    cannot stand in for one run of the rules. A rule missing from the result (or None) runs as usual."""
+    memo = doc.rule_memo if doc is not None else None
+    if memo is None or not rules or not ctx.want_fixes:
+        return None
+    return memo.drafts(ctx, rules, repr(settings), _drafts_or_none)
+
+
+def _drafts_or_none(rule, ctx: Context) -> list | None:
+    """``_drafts_of``, with None when the rule raised (the file then gets none of its drafts)."""
+    failed: list = []
+    drafts = _drafts_of(rule, ctx, failed)
+    return None if failed else drafts
+
+
+def _drafts_of(rule, ctx: Context, failed: list | None = None) -> list:
     """The rule's drafts for this file; none when the rule raises (a bug of ours on some input must cost the
     user that rule's findings for this file, not the other rules' nor the run). Logged once per rule and
     exception type, with the traceback at debug level."""
@@ -213,6 +235,8 @@ def _drafts_of(rule, ctx: Context) -> list:
             _log.warning("rule %s failed on this input (%s: %s); its findings are dropped for this file",
                          rule.code, type(exc).__name__, exc)
         _log.debug("rule %s traceback", rule.code, exc_info=True)
+        if failed is not None:
+            failed.append(exc)
         return []
 
 

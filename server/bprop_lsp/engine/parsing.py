@@ -230,6 +230,9 @@ class ParsedDocument:
         # id(top-level node) -> (node, its leaves): what moves when lines are inserted or removed above it.
         self._leaves: dict[int, tuple] = {}
         self._issues = _IssueCache()
+        # The Cell-scoped rules' drafts per Cell (rule_memo.RuleMemo): set by a DocumentSession, whose document is
+        # analysed again and again; a one-off analysis has none.
+        self.rule_memo = None
 
     def _leaves_of(self, child) -> list:
         entry = self._leaves.get(id(child))
@@ -362,6 +365,7 @@ class ParsedDocument:
             self.statements.clear()
             self._leaves.clear()
             self._issues = _IssueCache()
+            self.rule_memo = None
 
 
 def syntax_errors(module: Module) -> list:

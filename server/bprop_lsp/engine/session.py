@@ -9,7 +9,8 @@
 
 ``analyze()`` (analysis.py) is the one-shot form for the CLI: a scratch parse state, analyse, verify.
 
-The session owns the document's ``ParsedDocument`` (tree, lines, per-statement facts, syntax-issue cache); no
+The session owns the document's ``ParsedDocument`` (tree, lines, per-statement facts, syntax-issue cache, the
+Cell-scoped rules' drafts per Cell); no
 engine module keeps parse state of its own. One analysis at a time per session: the tree one call returns is
 updated in place by the next parse.
 """
@@ -22,6 +23,7 @@ from .analysis import Analysis, analyze_document, fixes_checked_together, verifi
 from .fixes import fix_all as _fix_all
 from .model import Finding
 from .parsing import ParsedDocument
+from .rule_memo import RuleMemo
 from .settings import Settings
 
 
@@ -31,6 +33,7 @@ class DocumentSession:
     def __init__(self, name: str | None = None):
         self.name = name  # for logs only
         self._doc = ParsedDocument()
+        self._doc.rule_memo = RuleMemo()
 
     def parse(self, text: str) -> None:
         """Parse ``text`` now (``analyse`` then finds the tree ready): lets an editor treat the tree, which lives as

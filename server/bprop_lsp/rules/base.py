@@ -6,6 +6,7 @@ rule documentation (``bprop-lsp rule BP001``, docs/rules.md), so they cannot dri
 """
 from __future__ import annotations
 
+import functools
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
@@ -79,6 +80,11 @@ class Rule:
     fix_title: ClassVar[str | None] = None
     # Whether the fix is applied by --fix / fix-all (safe) or only offered one at a time (unsafe).
     fix_safe: ClassVar[bool] = True
+    # Whether the rule looks at one Cell at a time: it visits only ``ctx.cell_sites`` (and ``cell_subjects``) and
+    # reads for a site only what engine/rule_memo.py keys it by, so a keystroke re-runs it only for the Cells whose
+    # facts changed. A rule reading anything else of the file (every class, a word search, op sites) leaves it
+    # False.
+    per_cell: ClassVar[bool] = False
     valid: ClassVar[tuple[Valid, ...]] = ()
     invalid: ClassVar[tuple[Invalid, ...]] = ()
 
@@ -90,9 +96,15 @@ class Rule:
     @classmethod
     def url(cls) -> str:
         """The rule's documentation: the website once DOCS_BASE is set, else the bundled page's file:// URI."""
-        if DOCS_BASE:
-            return f"{DOCS_BASE.rstrip('/')}/{cls.code}.md"
-        return cls.doc_path().as_uri()
+        return _url(DOCS_BASE, cls.code)
+
+
+@functools.cache
+def _url(base: str | None, code: str) -> str:
+    # (Asked once per finding: a Path's URI costs more than the rest of turning a draft into a finding.)
+    if base:
+        return f"{base.rstrip('/')}/{code}.md"
+    return (BUNDLED_RULE_DOCS / f"{code}.md").as_uri()
 
     def check(self, ctx: "Context") -> Iterator[Draft]:  # pragma: no cover - interface
         raise NotImplementedError

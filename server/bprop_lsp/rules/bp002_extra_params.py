@@ -11,6 +11,7 @@ from ._signature import arity_applies, construct_related, counts, def_span, view
 
 class ExtraParams(Rule):
     code = "BP002"
+    per_cell = True
     name = "bprop-extra-params"
     summary = "A Cell's bprop takes more parameters than construct's inputs plus out and dout."
     mindspore_says = (

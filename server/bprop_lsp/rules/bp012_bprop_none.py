@@ -8,6 +8,7 @@ from .base import PYNATIVE, Draft, Invalid, Rule, Valid
 
 class BpropNone(Rule):
     code = "BP012"
+    per_cell = True
     name = "bprop-none"
     summary = "`bprop = None` does not disable an inherited bprop: PYNATIVE crashes calling it; restructure the hierarchy."
     mindspore_says = "PYNATIVE: AttributeError: 'NoneType' object has no attribute '__code__'. GRAPH: ignored."

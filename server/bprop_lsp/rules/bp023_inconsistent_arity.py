@@ -8,6 +8,7 @@ from ._returns import anchor_span, cell_subjects, return_related, returns_of
 
 class InconsistentArity(Rule):
     code = "BP023"
+    per_cell = True
     name = "bprop-inconsistent-arity"
     summary = "Every return path of a bprop must return the same number of gradients (GRAPH_MODE types the output)."
     mindspore_says = "GRAPH: RuntimeError: Can not get size for dynamic length sequence. PYNATIVE: runs."

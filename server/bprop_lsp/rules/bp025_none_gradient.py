@@ -9,6 +9,7 @@ from ._returns import anchor_span, cell_subjects, return_related, returns_of
 
 class NoneGradient(Rule):
     code = "BP025"
+    per_cell = True
     name = "bprop-none-gradient"
     summary = "None as a gradient gives different results in GRAPH (None) and PYNATIVE (zeros): return ops.zeros_like(x)."
     mindspore_says = "No error: the two modes return different gradients."

@@ -12,6 +12,7 @@ from ._signature import view
 
 class ParameterGradsZero(Rule):
     code = "BP031"
+    per_cell = True
     name = "bprop-parameter-grads-zero"
     summary = ("A cell with a custom bprop gets zero gradients for the Parameters it uses in construct, and a "
                "returned {name: grad} dict is not honoured: keep Parameters outside the bprop cell and pass them in.")

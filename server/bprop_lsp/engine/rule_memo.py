@@ -1,0 +1,471 @@
+"""Rule results per Cell, kept between versions of one document: a keystroke re-runs the Cell-scoped rules only
+for the Cells whose facts changed.
+
+A rule that declares ``per_cell = True`` promises to visit only ``ctx.cell_sites`` (and what ``cell_subjects``
+derives from them) and to read, for a site, nothing but:
+
+* the top-level statements of the classes in the site's MRO, of its bprop and construct, and (transitively) of
+  every class of the file those statements name (child cells, ``Other.static``, their bases);
+* the calls of the site's class (the call index) and the statements naming it (``Cls(...)``);
+* the file's name tables (``assignments``, ``functions``, ``imports``) for the names those statements and calls
+  hold, as the readers read them (``_Shared.summary``), and the imports whole;
+* where those statements stand among the module's other statements (not lines of bare calls);
+* the settings and whether fixes are wanted.
+
+The key of a site is a digest of exactly that (texts, not positions, apart from the call sites'), so a site hits
+wherever it moved. Its drafts hold positions, though: each entry keeps, for every top-level statement its drafts
+point into, where that statement's code starts and its digest; a hit is used only while statements with those
+digests still start there (read from ``Program._layout``: no node is walked, and it holds whichever way the tree
+was re-parsed), else the site's rules run again. A site with no drafts points nowhere and hits wherever it
+moves.
+
+Sites are run one at a time through a view of the Context whose ``cell_sites`` is that one site. That equals one
+run over every site only while no two sites share a bprop function (rules deduplicate per function across
+sites) and there is no ``ops.Custom`` site (BP028 deduplicates between the two): otherwise the memo stands aside.
+"""
+from __future__ import annotations
+
+import bisect
+import hashlib
+import re
+import sys
+
+from .context import CellSite, Context
+from .program import _WORD, scope_of
+
+# Context entries derived from the site lists (``cell_subjects`` and the like): never shared between views.
+_SITE_DERIVED = ("cell_sites", "custom_op_sites", "_cell_subjects", "_custom_subjects")
+_FAILED = object()  # the rule raised for this site: the file gets none of its drafts, as in one run
+_NONE: tuple = ()
+_DECORATOR = re.compile(r"@\s*([A-Za-z_][\w.]*)")
+
+
+def _digest(text: str) -> bytes:
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
+def _facts_digest(facts: dict, top) -> bytes:
+    """A digest of one top-level statement's code (its prefix included), kept with its facts."""
+    found = facts.get("digest")
+    if found is None:
+        code = facts.get("code")
+        if code is None:
+            code = facts["code"] = top.get_code()
+        found = facts["digest"] = _digest(code)
+    return found
+
+
+def _top(node):
+    parent = getattr(node, "parent", None)
+    while parent is not None and parent.type != "file_input":
+        node, parent = parent, parent.parent
+    return node if parent is not None else None
+
+
+def _kind(node) -> str:
+    """"class" (a class statement), "calls" (a line of bare calls: ``print(grad(net)(x))``, ``ms.set_context(...)``:
+    it binds no name, so what a Cell-scoped rule can read of it is its calls of the Cell, which the Cell's key
+    holds; the mode it sets is the engine's business, after the rules) or "env" (any other statement)."""
+    if node.type == "classdef" or (node.type == "decorated" and node.children[-1].type == "classdef"):
+        return "class"
+    if node.type == "simple_stmt" and all(c.type in ("power", "atom_expr", "newline")
+                                          or (c.type == "operator" and c.value == ";") for c in node.children):
+        return "calls"
+    return "env"
+
+
+class _Shared:
+    """What every site's key reads from one analysis, computed once."""
+
+    def __init__(self, ctx: Context, settings_key: str, memo: "RuleMemo"):
+        self.ctx = ctx
+        p = self.program = ctx.program
+        self.settings_key = settings_key
+        self.entries = list(p._statements.values())  # (top-level node, scan, facts), in order
+        self.index = {id(child): i for i, (child, _, _) in enumerate(self.entries)}
+        # The indices of the "env" statements: where a class statement stands among them is part of a key (its
+        # absolute index is not).
+        self.env_indices = []
+        for i, (child, _, facts) in enumerate(self.entries):
+            kind = facts.get("memo_kind")
+            if kind is None:
+                kind = facts["memo_kind"] = _kind(child)
+            if kind == "env":
+                self.env_indices.append(i)
+        # (The env statements themselves are not in a key: what a rule reads of them goes through the name tables,
+        # summarised per name, and the imports, whole: the ops alias is looked for among all of them.)
+        self.imports = _digest(repr(sorted(p.imports.items())))
+        self.class_tops: dict[str, list] = {}
+        for cls in p.classes:
+            top = _top(cls.node)
+            if top is not None:
+                self.class_tops.setdefault(cls.name, []).append(top)
+        self.class_names = frozenset(self.class_tops)
+        self.newline = p.index.newline()
+        self.table_names = frozenset(p.assignments).union(p.functions, p.imports)
+        # What the name tables say of a name, and a statement's names joined, kept between analyses: a name's
+        # entry stays while no statement holding the word changed (a binding of the name holds the word).
+        self._summaries, self._tables = memo.forget(self.entries)
+        self._naming: dict | None = None
+        self._offsets = None
+        self._present = None
+
+    def facts(self, top) -> dict:
+        i = self.index.get(id(top))
+        if i is None or self.entries[i][0] is not top:
+            return {}  # not a statement of this tree (a synthetic class's view): nothing kept
+        return self.entries[i][2]
+
+    def words(self, facts: dict, top) -> frozenset:
+        words = facts.get("words")
+        if words is None:
+            code = facts.get("code")
+            if code is None:
+                code = facts["code"] = top.get_code()
+            words = facts["words"] = frozenset(map(sys.intern, _WORD.findall(code)))
+        return words
+
+    def decorator_words(self, facts: dict, top) -> frozenset:
+        found = facts.get("decorator_words")
+        if found is None:
+            code = facts.get("code")
+            if code is None:
+                code = facts["code"] = top.get_code()
+            found = facts["decorator_words"] = frozenset(
+                part for m in _DECORATOR.finditer(code) for part in m.group(1).split("."))
+        return found
+
+    def naming(self, name: str) -> list | None:
+        """(facts, node) of the statements whose words hold ``name`` (a site's class), in order; None when the words
+        cannot tell (``Program._layout``). Read for every site's class in one pass over the statements."""
+        if self._naming is None:
+            layout = self.program._layout
+            if layout is None:
+                return None
+            wanted = frozenset(site.cls.name for site in self.ctx.cell_sites)
+            self._naming = {}
+            for (facts, _offset), (child, _, _) in zip(layout, self.entries):
+                for hit in wanted & facts["words"]:
+                    self._naming.setdefault(hit, []).append((facts, child))
+        return self._naming.get(name, [])
+
+    def tables(self, facts: dict, top) -> bytes:
+        """A digest of the ``summary`` of each of a statement's words that the name tables hold (kept between
+        analyses like the summaries: many sites read the same statements)."""
+        found = self._tables.get(id(facts))
+        if found is None or found[0] is not facts:
+            summary = self.summary
+            found = self._tables[id(facts)] = (facts, hashlib.blake2b(b"".join(
+                name.encode() + summary(name, False) for name in sorted(self.words(facts, top) & self.table_names)),
+                digest_size=16).digest())
+        return found[1]
+
+    def summary(self, name: str, decorators: bool) -> bytes:
+        """What the file's name tables say of ``name`` as the readers read them: how many ``name = ...`` and the
+        value when there is one, each ``def name`` (a method's code only when it is used as a decorator: elsewhere
+        whether one exists is all that is read) and the import (once per analysis)."""
+        key = (name, decorators)
+        found = self._summaries.get(key)
+        if found is None:
+            p = self.program
+            values = p.assignments.get(name, ())
+            defs = []
+            for fn in p.functions.get(name, ()):
+                scope = scope_of(fn.node)
+                if scope is not None and scope.type == "classdef" and not decorators:
+                    defs.append("method")
+                else:
+                    defs.append(p.node_fact(fn.node, "code_digest", _code_digest))
+            # (A value is read when it is the name's only one, or, by ``values.py``, when it is bound in the scope
+            # being resolved: the module's, or the site's own statements, which the key holds whole.)
+            read = [p.node_fact(v, "code_digest", _code_digest) if len(values) == 1 or _at_module_level(v) else None
+                    for v in values]
+            what = (read, defs, p.imports.get(name))
+            found = self._summaries[key] = _digest(repr(what))
+        return found
+
+    def where(self, line: int, column: int) -> tuple | None:
+        """(position where its code starts, digest) of the top-level statement holding 0-based ``(line,
+        column)``; None past the end or when the statements' layout cannot tell (``Program._layout``)."""
+        layout = self._layout()
+        if layout is None:
+            return None
+        offsets, _ = layout
+        from .model import Position
+
+        i = bisect.bisect_right(offsets, self.program.index.offset(Position(line, column))) - 1
+        if i < 0:
+            return None
+        return self._place(i)
+
+    def still_there(self, ref: tuple) -> bool:
+        """Whether a statement with that digest still starts where it did (so every position in it holds)."""
+        if self._present is None:
+            layout = self._layout()
+            self._present = set() if layout is None else {self._place(i) for i in range(len(layout[0]))}
+        return ref in self._present
+
+    def _layout(self):
+        if self._offsets is None:
+            layout = self.program._layout
+            self._offsets = False if layout is None else ([offset for _, offset in layout], layout)
+        return self._offsets or None
+
+    def _place(self, i: int) -> tuple:
+        offsets, layout = self._layout()
+        facts = layout[i][0]
+        start = self.program.index.position(offsets[i])
+        return start.line, start.column, facts.get("digest") or facts.setdefault("digest", _digest(facts["code"]))
+
+
+def _at_module_level(node) -> bool:
+    scope = scope_of(node)
+    return scope is None or scope.type == "file_input"
+
+
+def _code_digest(node) -> bytes:
+    return _digest(node.get_code(include_prefix=False))
+
+
+class RuleMemo:
+    """Per-site drafts of the Cell-scoped rules, for one document (owned by its ``ParsedDocument``): two
+    generations, so the sites of the last few versions hit and the memo stays bounded."""
+
+    SIZE = 512  # entries before a generation turns over (at least four per site of the document)
+
+    def __init__(self) -> None:
+        self.new: dict = {}
+        self.old: dict = {}
+        # For tests and logs: sites whose rules ran / were read back in the last analysis.
+        self.ran = 0
+        self.reused = 0
+
+        self._summaries: dict = {}
+        self._tables: dict = {}
+        self._known: dict = {}  # id(facts) -> (facts, words) of the statements of the last analysis
+
+    def clear(self) -> None:
+        self.new, self.old = {}, {}
+        self._summaries, self._tables, self._known = {}, {}, {}
+
+    def forget(self, entries: list) -> tuple[dict, dict]:
+        """The name summaries and statement tables (see ``_Shared``) still good for the statements ``entries``:
+        those of names no added, changed or removed statement holds."""
+        known = self._known
+        current = {}
+        dirty: set = set()
+        for child, _, facts in entries:
+            current[id(facts)] = entry = known.get(id(facts))
+            if entry is None or entry[0] is not facts:
+                words = facts.get("words")
+                if words is None:
+                    code = facts.get("code")
+                    if code is None:
+                        code = facts["code"] = child.get_code()
+                    words = facts["words"] = frozenset(map(sys.intern, _WORD.findall(code)))
+                current[id(facts)] = (facts, words)
+                dirty |= words
+        for key, (facts, words) in known.items():
+            if current.get(key) is None or current[key][0] is not facts:
+                dirty |= words  # removed
+        self._known = current
+        if dirty:
+            self._summaries = {k: v for k, v in self._summaries.items() if k[0] not in dirty}
+            self._tables = {k: v for k, v in self._tables.items() if k in current and current[k][0] is v[0]
+                            and v[0]["words"].isdisjoint(dirty)}
+        return self._summaries, self._tables
+
+    def drafts(self, ctx: Context, rules: list, settings_key: str, run) -> dict | None:
+        """code -> the drafts of each rule of ``rules`` over every cell site, in site order (what one
+        ``rule.check(ctx)`` yields, before the engine's deduplication), reading unchanged sites back; None when
+        the memo cannot stand in for one run (see the module docstring). ``run(rule, ctx)``: the rule's drafts
+        for a context, or None when it raised."""
+        sites = ctx.cell_sites
+        if ctx.custom_op_sites:
+            return None
+        functions = [id(s.function.node) for s in sites if s.function is not None]
+        if len(set(functions)) != len(functions):
+            return None
+        shared = _Shared(ctx, settings_key, self)
+        self.ran = self.reused = 0
+        per_site = []
+        for site in sites:
+            key = self._key(shared, site)
+            entry = self.new.get(key) if key is not None else None
+            if entry is None and key is not None:
+                entry = self.old.get(key)
+                if entry is not None:
+                    self.new[key] = entry
+            if entry is not None and all(shared.still_there(ref) for ref in entry[1]):
+                self.reused += 1
+                per_site.append(entry[0])
+                continue
+            self.ran += 1
+            view = _view(ctx, site)
+            results = {}
+            refs: set = set()
+            keep = key is not None
+            for rule in rules:
+                found = run(rule, view)
+                if found is None:
+                    results[rule.code] = _FAILED
+                    continue
+                if not found:
+                    results[rule.code] = _NONE
+                    continue
+                stored = []
+                for draft in found:
+                    where = _refs(shared, draft)
+                    if where is None:
+                        keep = False
+                    else:
+                        refs |= where
+                    stored.append(_detached(draft))
+                results[rule.code] = tuple(stored)
+            _share(ctx, view)
+            if keep:
+                self.new[key] = (results, frozenset(refs))
+            per_site.append(results)
+        if len(self.new) > max(self.SIZE, 4 * len(sites)):
+            self.old, self.new = self.new, {}
+        out: dict = {}
+        for rule in rules:
+            drafts = []
+            for results in per_site:
+                found = results.get(rule.code, _NONE)
+                if found is _FAILED:
+                    drafts = None
+                    break
+                drafts += found
+            out[rule.code] = drafts
+        return out
+
+    def _key(self, shared: _Shared, site: CellSite) -> bytes | None:
+        """The digest of what the Cell-scoped rules read for ``site`` (the module docstring); None when that
+        cannot be told cheaply (then the site runs)."""
+        p = shared.program
+        seeds = [k.node for k in p.mro(site.cls) if not isinstance(k, str)]
+        for node in (getattr(site.bprop, "node", None), site.function.node if site.function is not None else None,
+                     site.construct.node if site.construct is not None else None):
+            if node is not None:
+                seeds.append(node)
+        tops: dict[int, object] = {}
+        todo = []
+        for node in seeds:
+            top = _top(node)
+            if top is not None and id(top) not in tops:
+                tops[id(top)] = top
+                todo.append(top)
+        # Every class the statements name, and the classes theirs name, ...
+        class_tops, class_names = shared.class_tops, shared.class_names
+        decorators = set()
+        facts_of = {}
+        while todo:
+            top = todo.pop()
+            facts = facts_of[id(top)] = shared.facts(top)
+            found = shared.words(facts, top)
+            decorators |= shared.decorator_words(facts, top)
+            for name in class_names & found:
+                for other in class_tops[name]:
+                    if id(other) not in tops:
+                        tops[id(other)] = other
+                        todo.append(other)
+        index, env_indices, tables = shared.index, shared.env_indices, shared.tables
+        statements = sorted((index.get(id(t), -1), id(t)) for t in tops.values())
+        parts = [repr((shared.settings_key, shared.newline, site.cls.name, _relative(site.cls.node),
+                       sorted(site.modes), site.external_construct, sorted(site.call_counts or ()),
+                       [bisect.bisect_left(env_indices, i) for i, _ in statements])).encode()]
+        for _, key in statements:
+            facts = facts_of[key]
+            parts.append(_facts_digest(facts, tops[key]))
+            parts.append(tables(facts, tops[key]))
+        parts.append(shared.imports)
+        # The calls of the class, and the statements naming it (its ``Cls(...)`` calls, which attribute_values
+        # reads), by text.
+        words = set()
+        for call in shared.ctx.call_index.sites(site.cls):
+            code = call.node.get_code(include_prefix=False)
+            words.update(_WORD.findall(code))
+            parts.append(repr((call.node.start_pos, code)).encode())
+        naming = shared.naming(site.cls.name)
+        if naming is None:
+            return None
+        for facts, top in naming:
+            parts.append(_facts_digest(facts, top))
+            parts.append(tables(facts, top))
+        # What the name tables say of the other names read (a method's code too for those used as decorators).
+        summary = shared.summary
+        for name in sorted(words & shared.table_names):
+            parts.append(name.encode())
+            parts.append(summary(name, False))
+        for name in sorted(decorators & shared.table_names):
+            parts.append(name.encode())
+            parts.append(summary(name, True))
+        return hashlib.blake2b(b"\0".join(parts), digest_size=16).digest()
+
+
+def _relative(node) -> tuple:
+    """Where ``node`` sits within its top-level statement (which class of the statement the site is)."""
+    top = _top(node)
+    if top is None:
+        return node.start_pos
+    return node.start_pos[0] - top.start_pos[0], node.start_pos[1]
+
+
+def _view(ctx: Context, site: CellSite) -> Context:
+    """``ctx`` as seen by a run over ``site`` alone: its caches shared, the site lists (and what derives from
+    them) its own."""
+    view = object.__new__(type(ctx))
+    view.__dict__.update(ctx.__dict__)
+    for name in _SITE_DERIVED:
+        view.__dict__.pop(name, None)
+    view.__dict__["cell_sites"] = [site]
+    view.__dict__["custom_op_sites"] = []
+    return view
+
+
+def _share(ctx: Context, view: Context) -> None:
+    """Caches a view filled (signature views, class facts …) handed back to the Context for the next views."""
+    for name, value in view.__dict__.items():
+        if name not in _SITE_DERIVED and name not in ctx.__dict__:
+            ctx.__dict__[name] = value
+
+
+def _refs(shared: _Shared, draft) -> set | None:
+    """Where the top-level statements the draft's positions lie in start, with their digests; None when that
+    cannot be told."""
+    positions = [draft.span.start, draft.span.end]
+    if draft.fix is not None:
+        for edit in draft.fix.edits:
+            positions += (edit.span.start, edit.span.end)
+    for related in draft.related:
+        positions += (related.span.start, related.span.end)
+    found = set()
+    for pos in positions:
+        ref = shared.where(pos.line, pos.column)
+        if ref is None:
+            return None
+        found.add(ref)
+    if draft.noqa_line is not None:
+        ref = shared.where(draft.noqa_line, 0)
+        if ref is None:
+            return None
+        found.add(ref)
+    return found
+
+
+class _Modes:
+    """What the engine reads of a draft's subject once the analysis that made it is gone: its modes (a stored
+    draft must not keep that analysis's sites and nodes alive)."""
+
+    __slots__ = ("modes",)
+
+    def __init__(self, modes):
+        self.modes = modes
+
+
+def _detached(draft):
+    from dataclasses import replace
+
+    modes = getattr(draft.subject, "modes", None)
+    return replace(draft, subject=_Modes(modes) if modes is not None else None)

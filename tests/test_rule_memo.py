@@ -1,0 +1,225 @@
+"""The per-Cell rule memo (engine/rule_memo.py): a keystroke re-runs the Cell-scoped rules only for the Cells whose
+facts changed, and the findings stay exactly those of a fresh analysis when what changed is in another statement
+(a base class, a call site, a child cell, a name bound elsewhere, the mode), when lines move, when a noqa comment
+or the settings change. Each case checks that the memo was used (Cells read back) and that a memo keyed on less
+would have been caught (``_stale_key``)."""
+from __future__ import annotations
+
+import pytest
+
+from bprop_lsp.engine import DocumentSession, Settings, analyze
+from bprop_lsp.engine import rule_memo
+
+HEAD = """import numpy as np
+import mindspore as ms
+from mindspore import nn, ops, Tensor, Parameter
+
+
+class Early(nn.Cell):
+    pass
+
+
+class Base(nn.Cell):
+    pass
+
+
+class Net(Base):
+    def construct(self, x, y):
+        return x * y
+
+    def bprop(self, x, y, out):
+        return out, out
+
+
+class Base2(nn.Cell):
+    def construct(self, x, y):
+        return x * y
+
+
+class Net2(Base2):
+    def bprop(self, x, y, out, dout):
+        return dout, dout
+
+
+class Opt(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.child = Child()
+
+    def construct(self, x, mask=None):
+        return self.child(x) * 2
+
+    def bprop(self, x, mask, out, dout):
+        return dout * self.child.w, ops.zeros_like(x)
+
+
+class Child(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.w = 1.0
+
+    def construct(self, x):
+        return x
+
+    def bprop(self, x, out, dout):
+        return (dout,)
+
+
+class Num(nn.Cell):
+    def construct(self, x, n):
+        return x * n
+
+    def bprop(self, x, n, out, dout):
+        return dout * n, 0
+
+
+def helper(d):
+    return (d,)
+
+
+class Hel(nn.Cell):
+    def construct(self, x):
+        return x
+
+    def bprop(self, x, out, dout):
+        return helper(dout)
+
+
+class Other(nn.Cell):
+    def construct(self, a):
+        t = a
+        return t
+
+    def bprop(self, a, out, dout):
+        return (dout,)
+
+
+"""
+FILLER = "".join(f"""
+class Filler{i}(nn.Cell):
+    def construct(self, a):
+        return a
+
+    def bprop(self, a, out, dout):
+        return (dout,)
+
+""" for i in range(6))
+TAIL = """
+t = Tensor(np.ones(2, np.float32))
+ms.set_context(mode=ms.PYNATIVE_MODE)
+print(ops.GradOperation(get_all=True)(Opt())(t))
+print(ops.GradOperation(get_all=True)(Num())(t, t))
+"""
+TEXT = HEAD + FILLER + TAIL
+
+# (old, new): one edit of a statement other than the Cell whose findings it changes.
+EDITS = [
+    ("    def construct(self, x, y):\n        return x * y\n\n\nclass Net2",
+     "    def construct(self, x):\n        return x\n\n\nclass Net2"),  # Net2's inherited construct: BP002
+    ("class Base(nn.Cell):", "class Base(object):"),  # Net is no Cell any more: BP001 goes
+    ("(Opt())(t))", "(Opt())(t, t))"),  # a call now passes the defaulted input: BP007 goes
+    ("self.w = 1.0", "self.w = Parameter(Tensor(1.0), name='w')"),  # the child's attribute is a Parameter: BP030
+    ("        t = a\n        return t\n", "        return a\n"),  # `t` bound once now: BP024's Tensor argument
+    ("ms.set_context(mode=ms.PYNATIVE_MODE)", "ms.set_context(mode=ms.GRAPH_MODE)"),  # the mode: severities
+    ("class Early(nn.Cell):\n", "class Early(nn.Cell):\n    '''A line more.'''\n"),  # every Cell below moves
+    ("    def bprop(self, x, y, out):", "    def bprop(self, x, y, out):  # noqa: BP001"),
+    ("    return (d,)\n", "    return (d, d)\n"),  # a helper's return, in a module-level function: BP022
+    ("class Filler1(nn.Cell):\n    def construct(self, a):\n        return a\n",
+     "class Child(nn.Cell):\n    def construct(self, a):\n        self.w = Parameter(a)\n"),  # a second Child
+]
+
+
+def _describe(analysis) -> list:
+    return [(f.code, f.span, f.message, f.severity, f.fix, f.related) for f in analysis.findings]
+
+
+def _run(edits, settings=Settings()):
+    """(incremental, fresh, cells read back) for TEXT, then each edit applied in turn (and undone)."""
+    results = []
+    with DocumentSession("memo") as session:
+        text = TEXT
+        session.analyse(text, settings)
+        for old, new in edits:
+            for step in (text.replace(old, new, 1), text):
+                assert step != text or old in text
+                incremental = session.analyse(step, settings, with_skeletons=True)
+                fresh = analyze(step, settings, verify_fixes=False, with_skeletons=True)
+                results.append((_describe(incremental), _describe(fresh), session._doc.rule_memo.reused,
+                                incremental.bprops == fresh.bprops))
+    return results
+
+
+@pytest.mark.parametrize("old,new", EDITS)
+def test_an_edit_elsewhere_gives_the_fresh_findings_and_the_memo_is_used(old, new):
+    assert old in TEXT
+    assert _describe(analyze(TEXT.replace(old, new, 1), verify_fixes=False)) != _describe(
+        analyze(TEXT, verify_fixes=False)), "the edit must change what is found"
+    for incremental, fresh, reused, same_bprops in _run([(old, new)]):
+        assert incremental == fresh
+        assert same_bprops
+        assert reused > 0  # the Filler cells at least are read back
+
+
+@pytest.mark.parametrize("settings", [Settings(select=("BP001", "BP024")), Settings(mode="graph"),
+                                      Settings(ignore=("BP030",))])
+def test_settings_changes_give_the_fresh_findings(settings):
+    with DocumentSession("memo") as session:
+        session.analyse(TEXT, Settings())
+        for s in (settings, Settings(), settings):
+            assert _describe(session.analyse(TEXT, s)) == _describe(analyze(TEXT, s, verify_fixes=False))
+
+
+def test_a_random_edit_sequence_across_statements_matches_fresh():
+    import random
+
+    rnd = random.Random(7)
+    pool = EDITS * 3
+    rnd.shuffle(pool)
+    with DocumentSession("memo") as session:
+        text = TEXT
+        for old, new in pool:
+            if old in text:
+                text = text.replace(old, new, 1)
+            elif new in text:
+                text = text.replace(new, old, 1)
+            assert _describe(session.analyse(text)) == _describe(analyze(text, verify_fixes=False))
+
+
+def _stale_key(real):
+    """A memo key missing the facts read from other statements: what the tests above must catch."""
+    def key(self, shared, site):
+        top = rule_memo._top(site.cls.node)
+        return rule_memo._digest(repr((site.cls.name, rule_memo._facts_digest(shared.facts(top), top))))
+    return key
+
+
+# The edits whose right findings depend on what the key holds (the others: a Cell that stops being one, a noqa
+# comment, the mode, lines moving, are the engine's business or the position check's).
+KEYED = [EDITS[i] for i in (0, 2, 3, 4, 8, 9)]
+
+
+@pytest.mark.parametrize("old,new", KEYED)
+def test_a_memo_keyed_on_the_cell_alone_would_be_caught(monkeypatch, old, new):
+    """The comparison has teeth: with the cross-statement facts left out of the key, the same edit gives stale
+    findings."""
+    monkeypatch.setattr(rule_memo.RuleMemo, "_key", _stale_key(rule_memo.RuleMemo._key))
+    assert any(incremental != fresh for incremental, fresh, _, _ in _run([(old, new)]))
+
+
+def test_a_memo_ignoring_where_its_drafts_point_would_be_caught(monkeypatch):
+    """Lines inserted above a Cell with findings (in a statement its key does not hold): reusing its drafts
+    without the position check gives stale spans."""
+    monkeypatch.setattr(rule_memo._Shared, "still_there", lambda self, ref: True)
+    assert any(incremental != fresh for incremental, fresh, _, _ in _run([EDITS[6]]))
+
+
+def test_the_memo_is_bounded_and_owned_by_the_document():
+    with DocumentSession("memo") as session:
+        text = TEXT
+        for i in range(40):
+            text = text.replace("return x * y", f"return x * y + {i}" if i else "return x * y", 1) \
+                if i % 2 else text + f"\nz{i} = {i}\n"
+            session.analyse(text)
+        memo = session._doc.rule_memo
+        assert len(memo.new) + len(memo.old) <= 2 * max(memo.SIZE, 4 * 20)
+    assert session._doc.rule_memo is None
