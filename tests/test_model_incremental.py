@@ -19,6 +19,15 @@ import pytest
 
 from bprop_lsp.engine import DocumentSession, Settings, analyze
 
+
+@pytest.fixture(autouse=True)
+def _memo_on_small_files(monkeypatch):
+    # The memo stands aside below RuleMemo.min_sites Cells (it would cost more than it saves); these files are
+    # small, so it is switched on for every size here, to be exercised.
+    from bprop_lsp.engine import rule_memo as _rule_memo
+
+    monkeypatch.setattr(_rule_memo.RuleMemo, "min_sites", 0)
+
 _spec = importlib.util.spec_from_file_location("model_corpus", Path(__file__).parent / "fixtures" / "model_corpus.py")
 model_corpus = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(model_corpus)

@@ -232,6 +232,10 @@ class RuleMemo:
     generations, so the sites of the last few versions hit and the memo stays bounded."""
 
     SIZE = 512  # entries before a generation turns over (at least four per site of the document)
+    # Below this many Cells the rules run directly: the memo's keys read the whole file's name tables, which costs
+    # more than running the rules for a few Cells (bench_server's one-Cell 10,000-line file: 24 -> 43 ms a keystroke
+    # with the memo). Tests set it to 0 to exercise the memo on small files.
+    min_sites = 16
 
     def __init__(self) -> None:
         self.new: dict = {}
@@ -281,7 +285,7 @@ class RuleMemo:
         the memo cannot stand in for one run (see the module docstring). ``run(rule, ctx)``: the rule's drafts
         for a context, or None when it raised."""
         sites = ctx.cell_sites
-        if ctx.custom_op_sites:
+        if ctx.custom_op_sites or len(sites) < self.min_sites:
             return None
         functions = [id(s.function.node) for s in sites if s.function is not None]
         if len(set(functions)) != len(functions):
