@@ -70,16 +70,7 @@ def test_skeleton_for_a_cell_without_bprop_checks_clean():
 
 
 # --------------------------------------------------------------------------------- parse state and fix checks
-def _dump(node):
-    out, stack = [], [node]
-    while stack:
-        n = stack.pop()
-        if hasattr(n, "children"):
-            out.append((n.type, n.start_pos, n.end_pos))
-            stack.extend(reversed(n.children))
-        else:
-            out.append((n.type, n.value, n.start_pos, n.prefix))
-    return out
+from test_engine import _tree_dump as _dump  # (every node's type, value, positions and prefix)
 
 
 MANY = "from mindspore import nn\n# 中文注释 😀\n" + "".join(

@@ -24,6 +24,8 @@ from .. import engine  # its names load on first use: a tree without bprop never
 from ..engine.settings import Settings
 
 if TYPE_CHECKING:
+    from concurrent.futures import ProcessPoolExecutor
+
     from ..engine.model import Finding
 
 # Every rule is about a custom bprop, bprop_getters or bprop_debug (the engine's own early return says the same):

@@ -11,6 +11,7 @@ from functools import cached_property
 
 from .program import (
     scope_of,
+    statement_code,
     CUSTOM_NAMES,
     ClassInfo,
     Function,
@@ -616,10 +617,7 @@ def _mentions(cls: ClassInfo, word: str) -> bool:
         program = cls.program
         if program is not None and cls.node.parent is program.module:
             # a top-level class statement: its code is the statement's, which the program may have read already
-            facts = program.statement_facts(cls.node)
-            code = facts.get("code")
-            if code is None:
-                code = facts["code"] = cls.node.get_code()
+            code = statement_code(program.statement_facts(cls.node), cls.node)
         else:
             code = cls.node.get_code()
         cls.__dict__["_code"] = code

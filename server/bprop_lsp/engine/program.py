@@ -140,6 +140,23 @@ class Member:
     scope: dict | None = None
 
 
+def statement_code(facts: dict, top) -> str:
+    """A top-level statement's code (its prefix included), read once and kept with its facts."""
+    code = facts.get("code")
+    if code is None:
+        code = facts["code"] = top.get_code()
+    return code
+
+
+def statement_words(facts: dict, top) -> frozenset:
+    """The identifiers in a top-level statement's code, kept with its facts. (Interned: the same identifiers recur
+    in every statement and every document.)"""
+    words = facts.get("words")
+    if words is None:
+        words = facts["words"] = frozenset(map(sys.intern, _WORD.findall(statement_code(facts, top))))
+    return words
+
+
 def _weak(obj):
     """A weak reference to ``obj`` (a callable giving None for None)."""
     return weakref.ref(obj) if obj is not None else type(None)
@@ -518,12 +535,9 @@ class Program:
         offset = 0
         joined = False  # the code so far ends in an identifier character
         for child, _scanned, facts in self._statements.values():
-            code = facts.get("code")
-            if code is None:
-                code = facts["code"] = child.get_code()
-            if "words" not in facts:
-                # (Interned: the same identifiers recur in every statement and every document.)
-                facts["words"] = frozenset(map(sys.intern, _WORD.findall(code)))
+            code = statement_code(facts, child)
+            statement_words(facts, child)
+            if "edges" not in facts:
                 facts["edges"] = (bool(code) and _is_ident_char(code[0]), bool(code) and _is_ident_char(code[-1]))
             if code:
                 first, last = facts["edges"]

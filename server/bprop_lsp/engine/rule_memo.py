@@ -28,10 +28,9 @@ from __future__ import annotations
 import bisect
 import hashlib
 import re
-import sys
 
 from .context import CellSite, Context
-from .program import _WORD, scope_of
+from .program import _WORD, scope_of, statement_code, statement_words
 
 # Context entries derived from the site lists (``cell_subjects`` and the like): never shared between views.
 _SITE_DERIVED = ("cell_sites", "custom_op_sites", "_cell_subjects", "_custom_subjects")
@@ -48,10 +47,7 @@ def _facts_digest(facts: dict, top) -> bytes:
     """A digest of one top-level statement's code (its prefix included), kept with its facts."""
     found = facts.get("digest")
     if found is None:
-        code = facts.get("code")
-        if code is None:
-            code = facts["code"] = top.get_code()
-        found = facts["digest"] = _digest(code)
+        found = facts["digest"] = _digest(statement_code(facts, top))
     return found
 
 
@@ -117,22 +113,13 @@ class _Shared:
         return self.entries[i][2]
 
     def words(self, facts: dict, top) -> frozenset:
-        words = facts.get("words")
-        if words is None:
-            code = facts.get("code")
-            if code is None:
-                code = facts["code"] = top.get_code()
-            words = facts["words"] = frozenset(map(sys.intern, _WORD.findall(code)))
-        return words
+        return statement_words(facts, top)
 
     def decorator_words(self, facts: dict, top) -> frozenset:
         found = facts.get("decorator_words")
         if found is None:
-            code = facts.get("code")
-            if code is None:
-                code = facts["code"] = top.get_code()
             found = facts["decorator_words"] = frozenset(
-                part for m in _DECORATOR.finditer(code) for part in m.group(1).split("."))
+                part for m in _DECORATOR.finditer(statement_code(facts, top)) for part in m.group(1).split("."))
         return found
 
     def naming(self, name: str) -> list | None:
@@ -261,12 +248,7 @@ class RuleMemo:
         for child, _, facts in entries:
             current[id(facts)] = entry = known.get(id(facts))
             if entry is None or entry[0] is not facts:
-                words = facts.get("words")
-                if words is None:
-                    code = facts.get("code")
-                    if code is None:
-                        code = facts["code"] = child.get_code()
-                    words = facts["words"] = frozenset(map(sys.intern, _WORD.findall(code)))
+                words = statement_words(facts, child)
                 current[id(facts)] = (facts, words)
                 dirty |= words
         for key, (facts, words) in known.items():
