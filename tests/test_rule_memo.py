@@ -246,3 +246,24 @@ def test_below_min_sites_the_rules_run_directly_with_the_same_findings(monkeypat
             assert (memo.ran, memo.reused) == (0, 0)
             assert incremental.findings == analyze(version, Settings()).findings
     assert incremental.findings
+
+
+def test_typing_in_one_method_keeps_the_name_tables_of_every_other_statement():
+    # Typing in ``Other.construct`` binds its locals anew (``t``), and most statements hold words of that class
+    # (``self``, ``a``, ``construct``): only a name whose tables now say something else may cost another
+    # statement its table digest, so the keys of the other Cells are read from what was kept.
+    with DocumentSession("memo") as session:
+        session.analyse(TEXT)
+        memo = session._doc.rule_memo
+        before = dict(memo._tables)
+        assert len(before) > 10
+        edited = TEXT.replace("        t = a\n", "        t = a  # 改 ✨\n", 1)
+        assert _describe(session.analyse(edited)) == _describe(analyze(edited, verify_fixes=False))
+        kept = [k for k, v in before.items() if memo._tables.get(k) is v]
+        assert len(kept) == len(before) - 1  # all but the edited statement's
+        # A statement binding a name another statement reads (``helper``'s code) costs that one its table.
+        rebound = edited.replace("    return (d,)\n", "    return (d, d)\n", 1)
+        before = dict(memo._tables)
+        assert _describe(session.analyse(rebound)) == _describe(analyze(rebound, verify_fixes=False))
+        dropped = [v[0]["code"].split("(")[0].strip() for k, v in before.items() if memo._tables.get(k) is not v]
+        assert dropped == ["class Hel"]

@@ -15,9 +15,9 @@ derives from them) and to read, for a site, nothing but:
 The key of a site is a digest of exactly that (texts, not positions, apart from the call sites'), so a site hits
 wherever it moved. Its drafts hold positions, though: each entry keeps, for every top-level statement its drafts
 point into, where that statement's code starts and its digest; a hit is used only while statements with those
-digests still start there (read from ``Program._layout``: no node is walked, and it holds whichever way the tree
-was re-parsed), else the site's rules run again. A site with no drafts points nowhere and hits wherever it
-moves.
+digests still start there (where the statement before ends, kept with each statement while no line above it
+moves; it holds whichever way the tree was re-parsed), else the site's rules run again. A site with no drafts
+points nowhere and hits wherever it moves.
 
 Sites are run one at a time through a view of the Context whose ``cell_sites`` is that one site. That equals one
 run over every site only while no two sites share a bprop function (rules deduplicate per function across
@@ -30,6 +30,7 @@ import hashlib
 import re
 
 from .context import CellSite, Context
+from .parsing import POSITIONAL
 from .program import _WORD, scope_of, statement_code, statement_words
 
 # Context entries derived from the site lists (``cell_subjects`` and the like): never shared between views.
@@ -37,6 +38,8 @@ _SITE_DERIVED = ("cell_sites", "custom_op_sites", "_cell_subjects", "_custom_sub
 _FAILED = object()  # the rule raised for this site: the file gets none of its drafts, as in one run
 _NONE: tuple = ()
 _DECORATOR = re.compile(r"@\s*([A-Za-z_][\w.]*)")
+# Where a statement starts, kept in its facts: a positional fact (dropped when lines move above it).
+_PLACE = POSITIONAL + "memo_place"
 
 
 def _digest(text: str) -> bytes:
@@ -100,8 +103,12 @@ class _Shared:
         self.newline = p.index.newline()
         self.table_names = frozenset(p.assignments).union(p.functions, p.imports)
         # What the name tables say of a name, and a statement's names joined, kept between analyses: a name's
-        # entry stays while no statement holding the word changed (a binding of the name holds the word).
-        self._summaries, self._tables = memo.forget(self.entries)
+        # entry stays while what the tables say of it is the same (only a statement binding the name can change
+        # that: such names are read again and compared).
+        # Whether a value is bound at module level, by node (a name's values are read again whenever a statement
+        # binding it changed: most of them are the same nodes).
+        self._levels = memo.levels(sum(len(v) for v in p.assignments.values()))
+        self._summaries, self._tables = memo.forget(self.entries, self.table_names, self._summary_of)
         self._naming: dict | None = None
         self._offsets = None
         self._present = None
@@ -154,22 +161,34 @@ class _Shared:
         key = (name, decorators)
         found = self._summaries.get(key)
         if found is None:
-            p = self.program
-            values = p.assignments.get(name, ())
-            defs = []
-            for fn in p.functions.get(name, ()):
-                scope = scope_of(fn.node)
-                if scope is not None and scope.type == "classdef" and not decorators:
-                    defs.append("method")
-                else:
-                    defs.append(p.node_fact(fn.node, "code_digest", _code_digest))
-            # (A value is read when it is the name's only one, or, by ``values.py``, when it is bound in the scope
-            # being resolved: the module's, or the site's own statements, which the key holds whole.)
-            read = [p.node_fact(v, "code_digest", _code_digest) if len(values) == 1 or _at_module_level(v) else None
-                    for v in values]
-            what = (read, defs, p.imports.get(name))
-            found = self._summaries[key] = _digest(repr(what))
+            found = self._summaries[key] = self._summary_of(name, decorators)
         return found
+
+    def _summary_of(self, name: str, decorators: bool) -> bytes:
+        """``summary``, read afresh."""
+        p = self.program
+        values = p.assignments.get(name, ())
+        defs = []
+        for fn in p.functions.get(name, ()):
+            scope = scope_of(fn.node)
+            if scope is not None and scope.type == "classdef" and not decorators:
+                defs.append("method")
+            else:
+                defs.append(p.node_fact(fn.node, "code_digest", _code_digest))
+        # (A value is read when it is the name's only one, or, by ``values.py``, when it is bound in the scope
+        # being resolved: the module's, or the site's own statements, which the key holds whole.)
+        if len(values) == 1:
+            read = [p.node_fact(values[0], "code_digest", _code_digest)]
+        else:
+            levels = self._levels
+            read = []
+            for v in values:
+                found = levels.get(id(v))
+                if found is None or found[0] is not v:
+                    found = levels[id(v)] = (v, _at_module_level(v))
+                read.append(p.node_fact(v, "code_digest", _code_digest) if found[1] else None)
+        what = (read, defs, p.imports.get(name))
+        return _digest(repr(what))
 
     def where(self, line: int, column: int) -> tuple | None:
         """(position where its code starts, digest) of the top-level statement holding 0-based ``(line,
@@ -188,9 +207,12 @@ class _Shared:
     def still_there(self, ref: tuple) -> bool:
         """Whether a statement with that digest still starts where it did (so every position in it holds)."""
         if self._present is None:
-            layout = self._layout()
-            self._present = set() if layout is None else {self._place(i) for i in range(len(layout[0]))}
-        return ref in self._present
+            self._present = {}
+            if self._layout() is not None:
+                for i in range(len(self.entries)):
+                    self._present[self._place(i)[:2]] = i
+        i = self._present.get(ref[:2])
+        return i is not None and self._place(i)[2] == ref[2]
 
     def _layout(self):
         if self._offsets is None:
@@ -199,10 +221,29 @@ class _Shared:
         return self._offsets or None
 
     def _place(self, i: int) -> tuple:
-        offsets, layout = self._layout()
-        facts = layout[i][0]
-        start = self.program.index.position(offsets[i])
-        return start.line, start.column, facts.get("digest") or facts.setdefault("digest", _digest(facts["code"]))
+        """(line, column, digest): where statement ``i``'s code (its prefix included) starts, which is where the
+        statement before it ends (read from the tree, and kept with the statement while no line above it is
+        added or removed: no line table of the whole file is needed), and its digest."""
+        child, _, facts = self.entries[i]
+        found = facts.get(_PLACE)
+        if found is None:
+            if i:
+                line, column = self.entries[i - 1][0].end_pos
+                line -= 1
+            else:
+                line, column = 0, 0
+            found = facts[_PLACE] = (line, column, _facts_digest(facts, child))
+        return found
+
+
+def _bound_names(facts: dict, top, scanned) -> frozenset:
+    """The names a top-level statement puts in the name tables: its ``name = ...`` targets, its defs (methods and
+    nested ones included) and, for a statement with imports, every word in it (an import's names, read simply)."""
+    names = {name for name, _ in facts.get("assignments", ())}
+    names.update(fn.name for fn in facts.get("functions", ()))
+    if "assignments" not in facts or "functions" not in facts or scanned[0]:
+        names.update(statement_words(facts, top))
+    return frozenset(names)
 
 
 def _at_module_level(node) -> bool:
@@ -233,32 +274,61 @@ class RuleMemo:
 
         self._summaries: dict = {}
         self._tables: dict = {}
-        self._known: dict = {}  # id(facts) -> (facts, words) of the statements of the last analysis
+        self._known: dict = {}  # id(facts) -> (facts, names it binds) of the statements of the last analysis
+        self._table_names: frozenset = frozenset()  # the names the last analysis's tables held
+        self._levels: dict = {}
 
     def clear(self) -> None:
         self.new, self.old = {}, {}
         self._summaries, self._tables, self._known = {}, {}, {}
+        self._table_names = frozenset()
+        self._levels = {}
 
-    def forget(self, entries: list) -> tuple[dict, dict]:
-        """The name summaries and statement tables (see ``_Shared``) still good for the statements ``entries``:
-        those of names no added, changed or removed statement holds."""
+    def levels(self, values: int) -> dict:
+        """id(value node) -> (node, bound at module level), kept between analyses (bounded by the file's values)."""
+        if len(self._levels) > 2 * values + 64:
+            self._levels = {}
+        return self._levels
+
+    def forget(self, entries: list, table_names: frozenset, summary_of) -> tuple[dict, dict]:
+        """The name summaries and statement tables (see ``_Shared``) still good for the statements ``entries`` of
+        an analysis whose tables hold ``table_names``; ``summary_of(name, decorators)`` reads a summary afresh.
+
+        A summary can only change with a statement binding the name (its assignments, defs and imports are
+        what it reads): the names bound by every added, changed or removed statement are read again, and a
+        statement's table is dropped when a name in it now says something else (or joined or left the tables).
+        Typing in a method binds its locals anew (``y0``, ``out``), which most Cells' statements hold too, but
+        says the same of them: the other statements' tables stay."""
         known = self._known
         current = {}
         dirty: set = set()
-        for child, _, facts in entries:
-            current[id(facts)] = entry = known.get(id(facts))
+        for child, scanned, facts in entries:
+            entry = known.get(id(facts))
             if entry is None or entry[0] is not facts:
-                words = statement_words(facts, child)
-                current[id(facts)] = (facts, words)
-                dirty |= words
-        for key, (facts, words) in known.items():
+                entry = (facts, _bound_names(facts, child, scanned))
+                dirty |= entry[1]
+            current[id(facts)] = entry
+        for key, (facts, bound) in known.items():
             if current.get(key) is None or current[key][0] is not facts:
-                dirty |= words  # removed
+                dirty |= bound  # removed
         self._known = current
+        old_names, self._table_names = self._table_names, table_names
         if dirty:
-            self._summaries = {k: v for k, v in self._summaries.items() if k[0] not in dirty}
+            summaries = self._summaries
+            changed = set()
+            for name in dirty:
+                summaries.pop((name, True), None)  # read by keys alone, never by a table: read again on demand
+                if (name in old_names) != (name in table_names):
+                    changed.add(name)
+                    summaries.pop((name, False), None)
+                    continue
+                old = summaries.get((name, False))
+                if old is not None:
+                    new = summaries[(name, False)] = summary_of(name, False)
+                    if new != old:
+                        changed.add(name)
             self._tables = {k: v for k, v in self._tables.items() if k in current and current[k][0] is v[0]
-                            and v[0]["words"].isdisjoint(dirty)}
+                            and v[0]["words"].isdisjoint(changed)}
         return self._summaries, self._tables
 
     def drafts(self, ctx: Context, rules: list, settings_key: str, run) -> dict | None:
