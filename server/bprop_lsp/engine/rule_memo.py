@@ -246,6 +246,24 @@ def _bound_names(facts: dict, top, scanned) -> frozenset:
     return frozenset(names)
 
 
+def _contributions(entry) -> dict:
+    """name -> what one top-level statement puts in the name tables under it, as ``_Shared.summary`` reads it: each
+    value (whether at module level, and its code) and each def (a method's only as such, other defs' code), in
+    order. Kept with the statement."""
+    facts, child = entry[0], entry[3]
+    found = facts.get("memo_contributions")
+    if found is None:
+        found = {}
+        for name, value in facts.get("assignments", ()):
+            found.setdefault(name, []).append(("=", _at_module_level(value), value.get_code(include_prefix=False)))
+        for fn in facts.get("functions", ()):
+            scope = scope_of(fn.node)
+            found.setdefault(fn.name, []).append(
+                "method" if scope is not None and scope.type == "classdef" else fn.node.get_code(include_prefix=False))
+        facts["memo_contributions"] = found
+    return found
+
+
 def _at_module_level(node) -> bool:
     scope = scope_of(node)
     return scope is None or scope.type == "file_input"
@@ -274,7 +292,8 @@ class RuleMemo:
 
         self._summaries: dict = {}
         self._tables: dict = {}
-        self._known: dict = {}  # id(facts) -> (facts, names it binds) of the statements of the last analysis
+        # id(facts) -> (facts, names it binds, index, node, has imports) of the statements of the last analysis
+        self._known: dict = {}
         self._table_names: frozenset = frozenset()  # the names the last analysis's tables held
         self._levels: dict = {}
 
@@ -302,18 +321,27 @@ class RuleMemo:
         known = self._known
         current = {}
         dirty: set = set()
-        for child, scanned, facts in entries:
+        added = []
+        for i, (child, scanned, facts) in enumerate(entries):
             entry = known.get(id(facts))
             if entry is None or entry[0] is not facts:
-                entry = (facts, _bound_names(facts, child, scanned))
+                entry = (facts, _bound_names(facts, child, scanned), i, child, bool(scanned[0]))
                 dirty |= entry[1]
+                added.append(entry)
             current[id(facts)] = entry
-        for key, (facts, bound) in known.items():
-            if current.get(key) is None or current[key][0] is not facts:
-                dirty |= bound  # removed
+        removed = [entry for key, entry in known.items() if current.get(key) is None or current[key][0] is not entry[0]]
+        for entry in removed:
+            dirty |= entry[1]
         self._known = current
         old_names, self._table_names = self._table_names, table_names
         if dirty:
+            # One statement in the place of another (typing in it), neither importing: a name the old and the new
+            # statement bind alike keeps its summary without reading it again (its values elsewhere are the same
+            # nodes, in the same order).
+            swapped = None
+            if len(added) == 1 and len(removed) == 1 and added[0][2] == removed[0][2] and not added[0][4] \
+                    and not removed[0][4]:
+                swapped = (_contributions(removed[0]), _contributions(added[0]))
             summaries = self._summaries
             changed = set()
             for name in dirty:
@@ -321,6 +349,8 @@ class RuleMemo:
                 if (name in old_names) != (name in table_names):
                     changed.add(name)
                     summaries.pop((name, False), None)
+                    continue
+                if swapped is not None and swapped[0].get(name) == swapped[1].get(name):
                     continue
                 old = summaries.get((name, False))
                 if old is not None:

@@ -32,7 +32,7 @@ class LineIndex:
         if self._starts is None:
             text, lines = self.text, self._lines
             if lines is not None:
-                starts = [0, *accumulate(len(line) for line in lines)]
+                starts = list(accumulate(map(len, lines), initial=0))  # (map: a third faster than a generator)
                 starts.pop()  # where the last line ends is not a line start
             elif "\r" in text:
                 starts = [0]
