@@ -142,11 +142,11 @@ def _describe(analysis) -> list:
     return [(f.code, f.span, f.message, f.severity, f.fix, f.related) for f in analysis.findings]
 
 
-def _run(edits, settings=Settings()):
-    """(incremental, fresh, cells read back) for TEXT, then each edit applied in turn (and undone)."""
+def _run(edits, settings=Settings(), start=None):
+    """(incremental, fresh, cells read back) for ``start`` (TEXT), then each edit applied in turn (and undone)."""
     results = []
     with DocumentSession("memo") as session:
-        text = TEXT
+        text = start or TEXT
         session.analyse(text, settings)
         for old, new in edits:
             for step in (text.replace(old, new, 1), text):
@@ -196,7 +196,7 @@ def test_a_random_edit_sequence_across_statements_matches_fresh():
 
 def _stale_key(real):
     """A memo key missing the facts read from other statements: what the tests above must catch."""
-    def key(self, shared, site):
+    def key(self, shared, site, pre=None):
         top = rule_memo._top(site.cls.node)
         return rule_memo._digest(repr((site.cls.name, rule_memo._facts_digest(shared.facts(top), top))))
     return key
@@ -267,3 +267,65 @@ def test_typing_in_one_method_keeps_the_name_tables_of_every_other_statement():
         assert _describe(session.analyse(rebound)) == _describe(analyze(rebound, verify_fixes=False))
         dropped = [v[0]["code"].split("(")[0].strip() for k, v in before.items() if memo._tables.get(k) is not v]
         assert dropped == ["class Hel"]
+
+
+# A Cell whose bprop falls off its end unless the instance the file builds sets ``clip`` (BP020 reads the
+# ``Cls(...)`` calls of the file): a statement that starts naming it changes its findings without being one of the
+# statements its key held.
+CLIP = """
+
+class OptionalClip(nn.Cell):
+    def __init__(self, clip=False):
+        super().__init__()
+        self.clip = clip
+
+    def construct(self, x):
+        return x * 2.0
+
+    def bprop(self, x, out, dout):
+        if self.clip:
+            return (ops.clip_by_value(dout * 2.0, -1.0, 1.0),)
+
+
+_spare = 1
+"""
+CLIP_TEXT = HEAD + CLIP + FILLER + TAIL
+CLIP_EDIT = ("_spare = 1", "_spare = OptionalClip(clip=True)")
+
+
+def _careless(kept, site, pre, delta):
+    """A kept key used whatever changed (only the class must be the same): what the checks must prevent."""
+    return kept[2] if kept is not None and kept[0] is site.cls else None
+
+
+def test_keys_are_kept_across_keystrokes_while_nothing_they_read_changed():
+    # Typing in one Cell's construct: every other site keeps its key (no statement, name or call it read
+    # changed); the edited Cell's key is read again.
+    with DocumentSession("memo") as session:
+        session.analyse(TEXT)
+        edited = TEXT.replace("        t = a\n", "        t = a + 0\n", 1)
+        assert _describe(session.analyse(edited)) == _describe(analyze(edited, verify_fixes=False))
+        memo = session._doc.rule_memo
+        assert memo.keys_kept == len(session._doc.rule_memo._keys) - 1 > 5
+        # Lines added: positions move, so no key is kept.
+        moved = edited.replace("class Early(nn.Cell):\n", "class Early(nn.Cell):\n    '''A line more.'''\n", 1)
+        assert _describe(session.analyse(moved)) == _describe(analyze(moved, verify_fixes=False))
+        assert memo.keys_kept == 0
+
+
+def test_a_statement_that_starts_naming_a_cell_in_place_gives_the_fresh_findings():
+    old, new = CLIP_EDIT
+    assert _describe(analyze(CLIP_TEXT, verify_fixes=False)) != _describe(
+        analyze(CLIP_TEXT.replace(old, new), verify_fixes=False))
+    with DocumentSession("memo") as session:
+        for text in (CLIP_TEXT, CLIP_TEXT.replace(old, new), CLIP_TEXT):
+            assert _describe(session.analyse(text)) == _describe(analyze(text, verify_fixes=False))
+        assert session._doc.rule_memo.keys_kept > 5
+
+
+@pytest.mark.parametrize("start,edits", [(TEXT, EDITS), (CLIP_TEXT, [CLIP_EDIT])], ids=["edits", "naming"])
+def test_keys_kept_without_their_checks_would_be_caught(monkeypatch, start, edits):
+    """The comparisons above have teeth: keys kept whatever changed give stale findings."""
+    monkeypatch.setattr(rule_memo, "_reused_key", _careless)
+    monkeypatch.setattr(rule_memo.RuleMemo, "_steady", lambda self, shared: True)
+    assert any(incremental != fresh for incremental, fresh, _, _ in _run(edits, start=start))

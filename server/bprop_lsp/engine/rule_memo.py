@@ -289,18 +289,25 @@ class RuleMemo:
         # For tests and logs: sites whose rules ran / were read back in the last analysis.
         self.ran = 0
         self.reused = 0
+        self.keys_kept = 0  # sites whose key was kept from the last analysis
 
         self._summaries: dict = {}
         self._tables: dict = {}
-        # id(facts) -> (facts, names it binds, index, node, has imports) of the statements of the last analysis
+        # id(facts) -> (facts, names it binds, index, node, has imports, scan) of the statements of the last analysis
         self._known: dict = {}
         self._table_names: frozenset = frozenset()  # the names the last analysis's tables held
+        # id(class) -> (class, its site's pre-key, key, what the key read) of the last analysis's sites, and what
+        # changed since (forget) and what the whole file's part of a key was (``_steady``).
+        self._keys: dict = {}
+        self._delta: tuple = (False, frozenset(), frozenset(), set(), frozenset())
+        self._globals: tuple | None = None
         self._levels: dict = {}
 
     def clear(self) -> None:
         self.new, self.old = {}, {}
         self._summaries, self._tables, self._known = {}, {}, {}
         self._table_names = frozenset()
+        self._keys, self._globals = {}, None
         self._levels = {}
 
     def levels(self, values: int) -> dict:
@@ -325,7 +332,7 @@ class RuleMemo:
         for i, (child, scanned, facts) in enumerate(entries):
             entry = known.get(id(facts))
             if entry is None or entry[0] is not facts:
-                entry = (facts, _bound_names(facts, child, scanned), i, child, bool(scanned[0]))
+                entry = (facts, _bound_names(facts, child, scanned), i, child, bool(scanned[0]), scanned)
                 dirty |= entry[1]
                 added.append(entry)
             current[id(facts)] = entry
@@ -334,6 +341,15 @@ class RuleMemo:
             dirty |= entry[1]
         self._known = current
         old_names, self._table_names = self._table_names, table_names
+        # What a key kept from the last analysis must not have read (``_reused_key``): steady when at most one
+        # statement was replaced, in place, by one of the same kind defining the same classes.
+        steady = not added and not removed or (
+            len(added) == 1 and len(removed) == 1 and added[0][2] == removed[0][2]
+            and added[0][0].get("memo_kind") == removed[0][0].get("memo_kind") is not None
+            and _class_names(added[0]) == _class_names(removed[0]))
+        self._delta = (steady, frozenset(id(entry[0]) for entry in removed),
+                       frozenset().union(*(statement_words(entry[0], entry[3]) for entry in added)), set(),
+                       frozenset(dirty))
         if dirty:
             # One statement in the place of another (typing in it), neither importing: a name the old and the new
             # statement bind alike keeps its summary without reading it again (its values elsewhere are the same
@@ -359,6 +375,7 @@ class RuleMemo:
                         changed.add(name)
             self._tables = {k: v for k, v in self._tables.items() if k in current and current[k][0] is v[0]
                             and v[0]["words"].isdisjoint(changed)}
+            self._delta[3].update(changed)
         return self._summaries, self._tables
 
     def drafts(self, ctx: Context, rules: list, settings_key: str, run) -> dict | None:
@@ -373,10 +390,18 @@ class RuleMemo:
         if len(set(functions)) != len(functions):
             return None
         shared = _Shared(ctx, settings_key, self)
-        self.ran = self.reused = 0
+        self.ran = self.reused = self.keys_kept = 0
+        steady = self._steady(shared)
+        keys, self._keys = self._keys if steady else {}, {}
         per_site = []
         for site in sites:
-            key = self._key(shared, site)
+            pre = _pre_key(shared, site)
+            key = _reused_key(keys.get(id(site.cls)), site, pre, self._delta)
+            if key is None:
+                key = self._key(shared, site, pre)
+            else:
+                self._keys[id(site.cls)] = keys[id(site.cls)]
+                self.keys_kept += 1
             entry = self.new.get(key) if key is not None else None
             if entry is None and key is not None:
                 entry = self.old.get(key)
@@ -426,9 +451,18 @@ class RuleMemo:
             out[rule.code] = drafts
         return out
 
-    def _key(self, shared: _Shared, site: CellSite) -> bytes | None:
+    def _steady(self, shared: _Shared) -> bool:
+        """Whether the keys of the last analysis may be kept for sites that read nothing that changed: at most one
+        statement replaced in place (``forget``), and the same settings, line terminator, imports and line
+        count (no position moved)."""
+        now = (shared.settings_key, shared.newline, shared.imports, shared.program.index.line_count)
+        before, self._globals = self._globals, now
+        return self._delta[0] and before == now
+
+    def _key(self, shared: _Shared, site: CellSite, pre: tuple | None = None) -> bytes | None:
         """The digest of what the Cell-scoped rules read for ``site`` (the module docstring); None when that
-        cannot be told cheaply (then the site runs)."""
+        cannot be told cheaply (then the site runs). With ``pre`` (``_pre_key``), the key is kept with what it
+        read, for the next analysis (``_reused_key``)."""
         p = shared.program
         seeds = [k.node for k in p.mro(site.cls) if not isinstance(k, str)]
         for node in (getattr(site.bprop, "node", None), site.function.node if site.function is not None else None,
@@ -446,12 +480,15 @@ class RuleMemo:
         class_tops, class_names = shared.class_tops, shared.class_names
         decorators = set()
         facts_of = {}
+        tops_names = set()  # the class names that brought statements in
         while todo:
             top = todo.pop()
             facts = facts_of[id(top)] = shared.facts(top)
             found = shared.words(facts, top)
             decorators |= shared.decorator_words(facts, top)
-            for name in class_names & found:
+            hits = class_names & found
+            tops_names |= hits
+            for name in hits:
                 for other in class_tops[name]:
                     if id(other) not in tops:
                         tops[id(other)] = other
@@ -487,7 +524,57 @@ class RuleMemo:
         for name in sorted(decorators & shared.table_names):
             parts.append(name.encode())
             parts.append(summary(name, True))
-        return hashlib.blake2b(b"\0".join(parts), digest_size=16).digest()
+        key = hashlib.blake2b(b"\0".join(parts), digest_size=16).digest()
+        if pre is not None and all(shared.facts(t) is facts_of[k] and facts_of[k] for k, t in tops.items()):
+            read = set(words)
+            read |= decorators
+            deps = set()
+            for facts in facts_of.values():
+                deps.add(id(facts))
+                read |= facts["words"]
+            for facts, _top_node in naming:
+                deps.add(id(facts))
+                read |= facts["words"]
+            watch = {site.cls.name}
+            watch.update(tops_names)
+            self._keys[id(site.cls)] = (site.cls, pre, key, frozenset(deps), frozenset(watch), frozenset(read),
+                                        frozenset(decorators))
+        return key
+
+
+def _pre_key(shared: _Shared, site: CellSite) -> tuple:
+    """What a kept key must have been computed for: the site's own fields, the statements its MRO, bprop and
+    construct lie in, and its call sites (by identity: an unchanged statement keeps its nodes, and no line moved
+    while keys are kept)."""
+    p = shared.program
+    seeds = [id(_top(k.node)) for k in p.mro(site.cls) if not isinstance(k, str)]
+    for node in (getattr(site.bprop, "node", None), site.function.node if site.function is not None else None,
+                 site.construct.node if site.construct is not None else None):
+        seeds.append(id(_top(node)) if node is not None else None)
+    calls = tuple(id(call.node) for call in shared.ctx.call_index.sites(site.cls))
+    return (tuple(seeds), calls, _relative(site.cls.node), tuple(sorted(site.modes)), site.external_construct,
+            tuple(sorted(site.call_counts or ())))
+
+
+def _reused_key(kept: tuple | None, site: CellSite, pre: tuple, delta: tuple) -> bytes | None:
+    """The key kept from the last analysis for ``site``'s class, when nothing it read changed: its statements
+    are all still there (the replaced one was none of them), the new statement names neither the class nor a
+    class its statements brought in (no new ``Cls(...)`` nor naming statement), no name it read says something
+    else in the name tables (nor is a decorator it read bound by the replaced statement), and its pre-key is the
+    same. None otherwise (the key is computed again)."""
+    if kept is None or kept[0] is not site.cls or kept[1] != pre:
+        return None
+    _, gone, new_words, changed, dirty = delta
+    _, _, key, deps, watch, read, decorators = kept
+    if not gone.isdisjoint(deps) or not watch.isdisjoint(new_words) or not read.isdisjoint(changed) \
+            or not decorators.isdisjoint(dirty):  # (a decorator's summary is not compared, only dropped)
+        return None
+    return key
+
+
+def _class_names(entry) -> tuple:
+    """The names of the classes a top-level statement defines (its scan's classes)."""
+    return tuple(cls.name for cls in entry[5][1])
 
 
 def _relative(node) -> tuple:
