@@ -19,6 +19,12 @@ digests still start there (where the statement before ends, kept with each state
 moves; it holds whichever way the tree was re-parsed), else the site's rules run again. A site with no drafts
 points nowhere and hits wherever it moves.
 
+Reading every site's key costs a pass over what each site reads, on every keystroke: so a key is itself kept from
+one analysis to the next while nothing it read changed (``_reused_key``; only when one statement was replaced in
+place by one of the same kind, no line moved and the settings and imports are the same): the replaced statement
+was none of those it read, the new one names neither its class nor a class that brought a statement in, no name
+it read says something else in the tables, and its MRO, bprop, construct and call sites are the same nodes.
+
 Sites are run one at a time through a view of the Context whose ``cell_sites`` is that one site. That equals one
 run over every site only while no two sites share a bprop function (rules deduplicate per function across
 sites) and there is no ``ops.Custom`` site (BP028 deduplicates between the two): otherwise the memo stands aside.
