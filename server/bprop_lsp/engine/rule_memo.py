@@ -213,12 +213,12 @@ class _Shared:
     def still_there(self, ref: tuple) -> bool:
         """Whether a statement with that digest still starts where it did (so every position in it holds)."""
         if self._present is None:
-            self._present = {}
-            if self._layout() is not None:
-                for i in range(len(self.entries)):
-                    self._present[self._place(i)[:2]] = i
-        i = self._present.get(ref[:2])
-        return i is not None and self._place(i)[2] == ref[2]
+            self._present = self._layout() is not None
+        if not self._present:
+            return False
+        # The statements start in order: the one starting there is found by bisection, reading a few places only.
+        i = bisect.bisect_left(_Places(self), ref[:2])
+        return i < len(self.entries) and self._place(i) == ref
 
     def _layout(self):
         if self._offsets is None:
@@ -240,6 +240,21 @@ class _Shared:
                 line, column = 0, 0
             found = facts[_PLACE] = (line, column, _facts_digest(facts, child))
         return found
+
+
+class _Places:
+    """The places (line, column) where the statements of an analysis start, in order, read on demand."""
+
+    __slots__ = ("shared",)
+
+    def __init__(self, shared: _Shared):
+        self.shared = shared
+
+    def __len__(self) -> int:
+        return len(self.shared.entries)
+
+    def __getitem__(self, i: int) -> tuple:
+        return self.shared._place(i)[:2]
 
 
 def _bound_names(facts: dict, top, scanned) -> frozenset:
