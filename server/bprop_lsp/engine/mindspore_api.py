@@ -13,7 +13,8 @@ from functools import lru_cache
 from importlib import resources
 from typing import Iterator
 
-from .program import BPROP_GETTER_REGISTRIES, ClassInfo, Function, Program, call_of, dotted, iter_scope_nodes
+from .program import (BPROP_GETTER_REGISTRIES, ClassInfo, Function, Program, call_of, dotted, iter_scope_nodes,
+                      statement_code)
 
 
 @dataclass(frozen=True)
@@ -133,12 +134,22 @@ def inner_bprop(getter: Function) -> Function | None:
     return None
 
 
-def primitive_classes(p: Program) -> list[ClassInfo]:
-    """The file's Primitive subclasses (not Cells); read once per analysis (do not modify)."""
-    found = p.__dict__.get("_primitive_classes")
+def primitive_classes_with_bprop(p: Program) -> list[ClassInfo]:
+    """The file's Primitive subclasses (not Cells) whose code mentions ``bprop``: the only ones a ``bprop`` or
+    ``get_bprop`` member can be read from. Read once per analysis (do not modify). (The mention is looked for
+    first: resolving every class's bases on each keystroke costs more than the rules that read the result.)"""
+    found = p.__dict__.get("_primitive_classes_with_bprop")
     if found is None:
-        found = p.__dict__["_primitive_classes"] = [cls for cls in p.classes if p.is_primitive(cls) and not p.is_cell(cls)]
+        found = p.__dict__["_primitive_classes_with_bprop"] = [
+            cls for cls in p.classes if "bprop" in _class_code(p, cls) and p.is_primitive(cls) and not p.is_cell(cls)]
     return found
+
+
+def _class_code(p: Program, cls: ClassInfo) -> str:
+    """A class's code: its statement's (read once) when it is a top-level statement."""
+    if cls.node.parent is p.module:
+        return statement_code(p.statement_facts(cls.node), cls.node)
+    return cls.node.get_code()
 
 
 def registrations(p: Program) -> Iterator[Registration]:
@@ -166,7 +177,7 @@ def registrations(p: Program) -> Iterator[Registration]:
 def getter_sites(p: Program) -> Iterator[tuple[ClassInfo, Function, Function | None]]:
     """(Primitive class, getter function, inner bprop or None) for get_bprop methods and for
     bprop_getters.register(Cls) where Cls is a Primitive class of this file."""
-    for cls in primitive_classes(p):
+    for cls in primitive_classes_with_bprop(p):
         getter = cls.members.get("get_bprop")
         if getter is not None and getter.function is not None and not getter.function.is_lambda:
             yield cls, getter.function, inner_bprop(getter.function)

@@ -3,7 +3,7 @@ Primitive."""
 from __future__ import annotations
 
 from ..engine.context import Context
-from ..engine.mindspore_api import inner_bprop, ops_with_cpp_bprop, primitive_classes, registrations
+from ..engine.mindspore_api import inner_bprop, ops_with_cpp_bprop, primitive_classes_with_bprop, registrations
 from .base import NEVER, Draft, Invalid, Rule, Valid
 
 
@@ -54,7 +54,7 @@ class IgnoredPrimitiveBprop(Rule):
             yield Draft(p.span(fn.node.name), f"the bprop registered for {reg.key} is never used: MindSpore's C++ "
                         f"bprop for {reg.key} takes precedence; wrap your op in ops.Custom(..., bprop=) or a Cell "
                         f"with a bprop", fails_in=NEVER, noqa_line=fn.def_line)
-        for cls in primitive_classes(p):
+        for cls in primitive_classes_with_bprop(p):
             if "bprop" in cls.members and cls.members["bprop"].function is not None:
                 fn = cls.members["bprop"].function
                 if fn.name_node is not None:
