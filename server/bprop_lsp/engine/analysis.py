@@ -306,10 +306,11 @@ def _jit_gradient_functions(ctx: Context) -> list:
         if "jit" in p.text or "ms_function" in p.text:
             for fns in p.functions.values():
                 for fn in fns:
-                    if fn.name == "bprop" or not fn.decorators:
-                        continue
+                    if fn.name == "bprop" or not fn.decorators or not _function_takes_gradient(fn):
+                        continue  # (whether it takes a gradient is kept with it: asked first, it spares most
+                        # ``@jit`` constructs of a model file resolving their decorators on every keystroke)
                     if any(n and p.is_mindspore(p.resolve_dotted(n), JIT_NAMES, bare=("jit", "ms.jit", "ms_function"))
-                           for n in fn.decorator_names) and _function_takes_gradient(fn):
+                           for n in fn.decorator_names):
                         cached.append(fn.node)
         ctx.__dict__["_jit_gradient_functions"] = cached
     return cached
