@@ -11,7 +11,8 @@ time from ``didChange`` to the diagnostics is measured:
 
 Printed per edit kind: median and p90 latency, and each as a ratio to ``ast.parse`` of the same text measured in
 the same run (absolute times move with machine load; the ratios are what to compare).
-Run: ``.venv/bin/python scripts/bench_model.py --corpus DIR [--sizes 2000,10000,50000] [--edits 10]``.
+Run: ``.venv/bin/python scripts/bench_model.py --corpus DIR [--sizes 2000,10000,50000] [--edits 10]``;
+``--breakdown`` also times the stages of the same keystrokes in process (``--clients none``: only that).
 """
 from __future__ import annotations
 
@@ -160,6 +161,93 @@ def _verdict(size: int, kind: str, med_ratio: float, spread: float) -> str:
     return f"med <= {limit}x, p90 <= 2x med: {'PASS' if ok else 'FAIL'}"
 
 
+# ---------------------------------------------------------------------------------------------- breakdown
+
+STAGES = ("parse", "program", "cell sites", "call index", "memo keys", "rules", "rest")
+
+
+def breakdown(text: str, kinds, edits: int) -> dict:
+    """Where a keystroke's analysis goes, in this process (no server, no client): the same edits on one
+    ``DocumentSession``, each stage's time exclusive of the stages it calls (engine internals, wrapped here: a
+    measurement, not an API). A pause between edits, as in a client, leaves caches as cold as the server sees."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "server"))
+    from bprop_lsp.engine import DocumentSession, Settings, analysis, callsites, context, parsing, program, rule_memo
+
+    acc: dict[str, float] = {}
+    stack: list[float] = []
+    undo = []
+
+    def timed(owner, name: str, label: str, prop: bool = False):
+        original = owner.__dict__[name]
+        f = original.func if prop else original
+
+        def wrapper(*a, **k):
+            t0 = time.perf_counter()
+            stack.append(0.0)
+            try:
+                return f(*a, **k)
+            finally:
+                elapsed = time.perf_counter() - t0
+                acc[label] = acc.get(label, 0.0) + elapsed - stack.pop()
+                if stack:
+                    stack[-1] += elapsed
+
+        if prop:
+            original.func = wrapper
+            undo.append(lambda: setattr(original, "func", f))
+        else:
+            setattr(owner, name, wrapper)
+            undo.append(lambda: setattr(owner, name, original))
+
+    timed(parsing.ParsedDocument, "parse", "parse")
+    timed(program.Program, "__init__", "program")
+    for table in ("assignments", "functions", "classes_by_name", "_layout"):
+        timed(program.Program, table, "program", prop=True)
+    timed(context.Context, "cell_sites", "cell sites", prop=True)
+    timed(callsites, "build_call_index", "call index")
+    timed(rule_memo.RuleMemo, "drafts", "memo keys")
+    timed(analysis, "_drafts_of", "rules")
+    try:
+        result = {}
+        settings = Settings()
+        lines = text.split("\n")
+        with DocumentSession("breakdown") as session:
+            session.analyse(text, settings)
+            for kind in kinds:
+                line, col, typed = edit_point(lines, kind)
+                rows = []
+                for i in range(edits + 2):
+                    changed = list(lines)
+                    if i % 2 == 0:
+                        changed[line] = changed[line][:col] + typed + changed[line][col:]
+                    acc.clear()
+                    t0 = time.perf_counter()
+                    session.analyse("\n".join(changed), settings)
+                    total = time.perf_counter() - t0
+                    if i >= 2:  # the first two warm the kind's statement up
+                        acc["rest"] = total - sum(acc.values())
+                        acc["total"] = total
+                        rows.append(dict(acc))
+                    time.sleep(0.1)
+                result[kind] = rows
+        return result
+    finally:
+        for restore in reversed(undo):
+            restore()
+
+
+def print_breakdown(text: str, kinds, edits: int) -> None:
+    t_ast = best_of(lambda: ast.parse(text), 5)
+    rows = breakdown(text, kinds, edits)
+    print(f"\nin-process keystroke breakdown, {text.count(chr(10))} lines (ms, median of {edits}; "
+          f"ast.parse {t_ast * 1e3:.1f} ms)")
+    print(f"{'edit':>16} | {'total':>6} {'x ast':>6} | " + " ".join(f"{s:>10}" for s in STAGES))
+    for kind, samples in rows.items():
+        med = {s: statistics.median(r.get(s, 0.0) for r in samples) for s in (*STAGES, "total")}
+        print(f"{kind:>16} | {med['total'] * 1e3:6.1f} {med['total'] / t_ast:6.2f} | "
+              + " ".join(f"{med[s] * 1e3:10.1f}" for s in STAGES))
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--corpus", default=os.environ.get("BENCH_CORPUS", "/tmp/bprop-bench-corpus"),
@@ -169,8 +257,15 @@ def main() -> int:
     ap.add_argument("--edits", type=int, default=10, help="edits per kind and size (half typing, half deleting)")
     ap.add_argument("--kinds", default=",".join(KINDS))
     ap.add_argument("--clients", default="push,pull")
+    ap.add_argument("--breakdown", action="store_true", help="also time the stages of the same keystrokes in "
+                                                             "process (parse, program, sites, memo keys, rules)")
     args = ap.parse_args()
     kinds = args.kinds.split(",")
+    if args.breakdown:
+        for size in (int(s) for s in args.sizes.split(",")):
+            print_breakdown(corpus_file(args.corpus, size, args.generator), kinds, args.edits)
+        if args.clients == "none":
+            return 0
     print(f"{'lines':>6} {'client':>5} {'edit':>16} | {'ast.parse':>9} | {'median':>9} {'p90':>9} | "
           f"{'med/ast':>7} {'p90/ast':>7} {'p90/med':>7}  target (issue 10, at 10,000 lines)")
     print("-" * 130)

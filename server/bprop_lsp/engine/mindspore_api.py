@@ -141,15 +141,21 @@ def primitive_classes_with_bprop(p: Program) -> list[ClassInfo]:
     found = p.__dict__.get("_primitive_classes_with_bprop")
     if found is None:
         found = p.__dict__["_primitive_classes_with_bprop"] = [
-            cls for cls in p.classes if "bprop" in _class_code(p, cls) and p.is_primitive(cls) and not p.is_cell(cls)]
+            cls for cls in p.classes if _mentions_bprop(p, cls) and p.is_primitive(cls) and not p.is_cell(cls)]
     return found
 
 
-def _class_code(p: Program, cls: ClassInfo) -> str:
-    """A class's code: its statement's (read once) when it is a top-level statement."""
-    if cls.node.parent is p.module:
-        return statement_code(p.statement_facts(cls.node), cls.node)
-    return cls.node.get_code()
+def _mentions_bprop(p: Program, cls: ClassInfo) -> bool:
+    """Whether the class's code holds ``bprop``: its top-level statement's code (read once, kept with it) first,
+    the class's own only when that statement does (a decorated or nested class is not the statement)."""
+    top = cls.node
+    while top.parent is not None and top.parent.type != "file_input":
+        top = top.parent
+    if top.parent is None:
+        return "bprop" in cls.node.get_code()  # not in the tree (a synthetic class's call)
+    if "bprop" not in statement_code(p.statement_facts(top), top):
+        return False
+    return top is cls.node or "bprop" in cls.node.get_code()
 
 
 def registrations(p: Program) -> Iterator[Registration]:
