@@ -3,15 +3,19 @@
 A :class:`ParsedDocument` is one document's parse state (its tree, the lines it was parsed from, the
 per-statement caches keyed by that tree's top-level nodes, and its syntax-issue cache); it is owned by a
 ``DocumentSession`` and nothing here is shared between documents. Its incremental parse uses parso's diff parser
-with two changes that matter for an editor:
+with changes that matter for an editor:
 
 * the old/new line lists are matched by trimming their common prefix and suffix instead of
   ``difflib.SequenceMatcher`` over every line (60-100 % of the diff parser's cost for an in-line
   edit; the trees are the same, an edit is one changed block of lines);
-* an edit that keeps the line count and stays inside one top-level statement (typing within a line) re-parses
+* an edit that stays inside one top-level statement (typing within a line, or lines added inside it) re-parses
   just that statement and splices it into the tree: no other node is touched, where parso's diff parser
   re-links every top-level node (most of an in-line edit's cost in a large file). The statement must parse on
   its own without errors into one statement, else the diff parser does the work.
+* an edit inside one member of a top-level class's body (a method, the usual keystroke in a model file) re-parses
+  just that member and puts it in a new class node with the class's other nodes (``_splice_member``): a 10-line
+  method instead of the whole class. Lines inserted or removed inside a statement move the leaves below.
+* lines are split without parso's per-line loop when no line can need its merging (``split_lines``).
 
 Checking a fix never touches the document's tree: :meth:`ParsedDocument.fork` builds the fixed text's tree from
 fresh parses of the statements the fix changes and the document's other top-level nodes, shared read-only.
