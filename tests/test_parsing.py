@@ -1,0 +1,302 @@
+"""ParsedDocument's parse of a changing document: the line splitter, and the member-level splice (an edit inside
+one member of a top-level class re-parses only that member) giving exactly the tree of a fresh parse."""
+from __future__ import annotations
+
+import itertools
+import random
+
+from parso.utils import split_lines as parso_split_lines
+
+from bprop_lsp.engine.parsing import split_lines
+
+NASTY = ["", "\n", "\r", "\r\n", "a", "a\n", "a\r", "a\r\n", "\n\n", "\r\r\n", "\x0c", "\x0c\n", "a\x0c", "a\x0cb\n",
+         "\x0c\x0c\n\x0c", "x\x0b\x1c\x1d\x1e\x85y\n", "a\u2028b\u2029c\n", "\u2028", "中\u2028文\r\n", "😀\n\x0c",
+         "a\r\nb\rc\nd", "  \t\n\t\x0c\n", "\n\x0c", "\x85", "\r\x0c\n", "def f():\n    pass\n"]
+
+
+def test_split_lines_equals_parsos():
+    for text in NASTY:
+        assert split_lines(text) == parso_split_lines(text, keepends=True), repr(text)
+    pieces = ["a", "\n", "\r", "\r\n", "\x0c", "\x0b", "\x1c", "\x85", "\u2028", "\u2029", "中", " "]
+    for n in range(1, 4):
+        for combo in itertools.product(pieces, repeat=n):
+            text = "".join(combo)
+            assert split_lines(text) == parso_split_lines(text, keepends=True), repr(text)
+    rnd = random.Random(3)
+    for _ in range(2000):
+        text = "".join(rnd.choice(pieces) for _ in range(rnd.randrange(12)))
+        assert split_lines(text) == parso_split_lines(text, keepends=True), repr(text)
+
+
+# ----------------------------------------------------------------------------------------------- member splice
+
+import importlib.util  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import pytest  # noqa: E402
+
+from bprop_lsp.engine import DocumentSession, Settings, analyze  # noqa: E402
+from bprop_lsp.engine.parsing import ParsedDocument, grammar  # noqa: E402
+
+from test_engine import _tree_dump  # noqa: E402
+
+_spec = importlib.util.spec_from_file_location("model_corpus", Path(__file__).parent / "fixtures" / "model_corpus.py")
+model_corpus = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(model_corpus)
+
+CELLS = '''from mindspore import nn, ops
+
+
+class Head(nn.Cell):
+    """头部 😀"""
+    scale = 2
+
+    def __init__(self):
+        super().__init__()
+        self.w = 1.0
+
+    # 反向传播 between the methods
+
+    @staticmethod
+    def helper(x):
+        return x * 2
+
+    def construct(self, x, y):
+        z = x * self.w
+        return z + y
+
+    async def later(self):
+        pass
+
+    class Inner:
+        def bprop(self, x, out, dout):
+            return (dout,)
+
+    def bprop(self, x, y, out, dout):
+        return dout, dout
+    # trailing comment of the last method
+
+# a comment above the next class
+
+
+@dataclass
+class Decorated(nn.Cell):
+    def construct(self, x):
+        return x
+
+    def bprop(self, x, out):
+        return out
+
+
+class OneLine(nn.Cell): pass
+
+
+if True:
+    class InIf(nn.Cell):
+        def construct(self, x):
+            return x
+
+        def bprop(self, x, out, dout):
+            return (dout,)
+
+net = Head()
+'''
+
+
+def _fresh_dump(text):
+    return _tree_dump(grammar().parse(text))
+
+
+def _edit(text, old, new, count=1):
+    assert text.count(old) >= 1, old
+    return text.replace(old, new, count)
+
+
+def _parsed(text):
+    doc = ParsedDocument()
+    doc.parse(text)
+    return doc
+
+
+def _class_named(module, name):
+    for child in module.children:
+        cls = child.children[-1] if child.type == "decorated" else child
+        if cls.type == "classdef" and cls.children[1].value == name:
+            return child
+    raise AssertionError(name)
+
+
+def _members(top):
+    cls = top.children[-1] if top.type == "decorated" else top
+    return cls.children[-1].children[1:]
+
+
+def test_an_edit_inside_a_method_reparses_only_that_method():
+    doc = _parsed(CELLS)
+    old_top = _class_named(doc.module, "Head")
+    old_members = list(_members(old_top))
+    other_tops = [c for c in doc.module.children if c is not old_top]
+    text = _edit(CELLS, "return z + y", "return z + y * 2")
+    tree = doc.parse(text)
+    assert doc.last_parse == "member"
+    new_top = _class_named(tree, "Head")
+    new_members = _members(new_top)
+    # The class is a new node (so every cache keyed by top-level node sees a changed statement); its other
+    # members are the old nodes; the edited one is new; the other top-level statements are untouched.
+    assert new_top is not old_top
+    changed = [i for i, (a, b) in enumerate(zip(old_members, new_members)) if a is not b]
+    assert len(changed) == 1 and new_members[changed[0]].children[1].value == "construct"
+    assert [c for c in tree.children if c is not new_top] == other_tops
+    assert all(m.parent is new_top.children[-1] for m in new_members)
+    assert tree.get_code() == text
+    assert _tree_dump(tree) == _fresh_dump(text)
+
+
+EDGE_CASES = [
+    # (old, new, how the parse must go: "member", "statement", "not member" (anything but a member splice))
+    ("return z + y", "return z + y + 1", "member"),
+    ("return dout, dout\n", "return dout, dout  # 注释 😀\n", "member"),  # the last member, comments below it
+    ("return dout, dout\n", "return dout, dout\n        x = 1\n", "member"),  # a line added in the last member
+    ("    # trailing comment of the last method\n", "    # trailing, edited\n", "not member"),  # the next statement's
+    ("# a comment above the next class\n", "# edited above the next class\n", "not member"),
+    ("    @staticmethod\n", "    @classmethod\n", "member"),  # a decorated method's decorator
+    ("        return x * 2\n", "        return x * 3\n", "member"),  # a decorated method's body
+    ("def helper(x):", "def helper2(x, y=1):", "member"),  # the def line: name and parameters
+    ("    def helper(x):\n        return x * 2\n", "        def helper(x):\n            return x * 2\n", "not member"),
+    ("    def construct(self, x, y):\n", "  def construct(self, x, y):\n", "not member"),  # dedented def
+    ("z = x * self.w", "z = x * (self.w", "not member"),  # a syntax error in the method
+    ("z = x * self.w", "z = x * self.w)", "not member"),
+    ("return z + y", "return z + y \\", "not member"),  # a continuation at the method's end
+    ("return z + y", 'return """z + y', "not member"),  # an unterminated string
+    ("class Inner:\n        def bprop(self, x, out, dout):", "class Inner:\n        def bprop(self, x, dout):",
+     "member"),  # nested class
+    ("    # 反向传播 between the methods\n", "    # 反向传播 😀 edited between the methods\n", "member"),
+    ("    # 反向传播 between the methods\n", "\n", "member"),
+    ("    # 反向传播 between the methods\n", "    x = 1\n", "not member"),  # a new member: two members
+    ("    # 反向传播 between the methods\n", "", "member"),  # a line removed
+    ("class Head(nn.Cell):", "class Head(nn.Cell, object):", "not member"),  # the header line
+    ('    """头部 😀"""', '    """头部 😀😀 中文"""', "member"),  # the first member, a docstring
+    ("    scale = 2\n", "    scale = 3; other = '中'\n", "member"),  # a simple statement member
+    ("    async def later(self):\n        pass\n", "    async def later(self, x):\n        await x\n", "member"),
+    ("        pass\n\n    class Inner", "        pass\n    # new comment\n\n    class Inner", "member"),
+    ("    def bprop(self, x, out):\n        return out\n", "    def bprop(self, x, out, dout):\n        return dout\n",
+     "member"),  # a decorated class
+    ("@dataclass\n", "@dataclass(frozen=True)\n", "not member"),  # a decorated class's decorator
+    ("class OneLine(nn.Cell): pass", "class OneLine(nn.Cell): x = 1", "not member"),
+    ("            return (dout,)\n\nnet", "            return (dout, 1)\n\nnet", "statement"),  # a class in an if
+    ("        return dout, dout\n", "        return dout, dout\n    def more(self):\n        pass\n", "not member"),
+    ("        return dout, dout\n", "        return dout, dout\n        # a comment below\n", "not member"),
+    ("    def bprop(self, x, y, out, dout):\n        return dout, dout\n", "", "not member"),  # a member removed
+    ("        z = x * self.w\n", "", "member"),  # a line removed inside a method
+    ("        z = x * self.w\n", "        z = x * self.w\n\n\n        w = z\n", "member"),
+    ("        z = x * self.w\n", "    z = x * self.w\n", "not member"),  # a line dedented to the class's level
+    ("        z = x * self.w\n", "\tz = x * self.w\n", "not member"),
+]
+
+
+@pytest.mark.parametrize("variant", ["lf", "crlf", "tabs"])
+@pytest.mark.parametrize("old,new,how", EDGE_CASES)
+def test_edits_of_class_members_give_the_fresh_tree(old, new, how, variant):
+    def form(s):
+        if variant == "crlf":
+            return s.replace("\n", "\r\n")
+        if variant == "tabs":
+            return s.replace("    ", "\t")
+        return s
+
+    base = form(CELLS)
+    text = _edit(base, form(old), form(new))
+    doc = _parsed(base)
+    tree = doc.parse(text)
+    assert tree.get_code() == text
+    assert _tree_dump(tree) == _fresh_dump(text)
+    if how == "not member":
+        assert doc.last_parse != "member"
+    else:
+        assert doc.last_parse == how, doc.last_parse
+    # And back: the edit undone (a member splice again, when the edit was one).
+    back = doc.parse(base)
+    assert _tree_dump(back) == _fresh_dump(base)
+
+
+def test_a_class_with_an_error_elsewhere_is_reparsed_whole():
+    """parso's error recovery carries state between statements: the member splice stands aside."""
+    base = CELLS.replace("self.w = 1.0", "self.w = (1.0")
+    doc = _parsed(base)
+    text = base.replace("return z + y", "return z - y")
+    tree = doc.parse(text)
+    assert doc.last_parse != "member"
+    assert _tree_dump(tree) == _fresh_dump(text)
+
+
+def test_repeated_member_edits_and_caches():
+    """Keystroke after keystroke in one method: each a member splice; the statement caches keyed by the class see a
+    new statement every time (a new facts dict), the others keep theirs."""
+    with DocumentSession("members") as session:
+        doc = session._doc
+        text = CELLS
+        session.analyse(text)
+        line = "        return z + y"
+        for i, typed in enumerate(["_", "a", "1", "\n        w = z", "\n        w = z + 1"]):
+            text = text.replace(line, line + typed, 1)
+            line = (line + typed).split("\n")[-1]
+            before = {c_id: e[2] for c_id, e in doc.statements.items()}
+            analysis = session.analyse(text)
+            assert doc.last_parse == "member", (i, doc.last_parse)
+            head = _class_named(doc.module, "Head")
+            assert all(doc.statements[id(head)][2] is not facts for facts in before.values())
+            kept = [c for c in doc.module.children if c is not head and id(c) in before]
+            assert all(doc.statements[id(c)][2] is before[id(c)] for c in kept)
+            assert _tree_dump(doc.module) == _fresh_dump(text)
+            fresh = analyze(text, verify_fixes=False)
+            assert analysis.findings == fresh.findings and analysis.bprops == fresh.bprops
+
+
+MEMBER_EDITS = ("x", "1", " ", "(", ")", ",", "#", "'", '"', ":", "=", "中", "😀", "\t", "\\", "dout", "self.w",
+                "\n", "\n        ", "\n    ", "\n        y = 1", "\n    def extra(self):\n        pass", "")
+
+
+def _member_edit(rnd, text):
+    """One edit inside a method of a class: a character typed or deleted, a line added or removed."""
+    lines = text.split("\n")
+    inside = [i for i, line in enumerate(lines) if line.startswith("        ") or line.startswith("    def ")]
+    i = rnd.choice(inside)
+    line = lines[i]
+    r = rnd.random()
+    if r < 0.1:
+        del lines[i]
+    elif r < 0.15:
+        lines.insert(i, line[:len(line) - len(line.lstrip())] + "# 注释 😀")
+    else:
+        col = rnd.randrange(len(line) + 1)
+        typed = rnd.choice(MEMBER_EDITS)
+        if typed:
+            lines[i] = line[:col] + typed + line[col:]
+        else:
+            lines[i] = line[:col] + line[col + rnd.randint(1, 3):]
+    return "\n".join(lines)
+
+
+def test_random_edits_inside_methods_of_a_model_file():
+    """Edits inside the methods of a generated model file (and their undoing): trees equal fresh parses, and the
+    findings, bprops and syntax errors of the incremental analysis equal a fresh analysis's."""
+    from test_model_incremental import TAIL
+
+    base = model_corpus.generate(500) + TAIL
+    rnd = random.Random(20261203)
+    settings = Settings()
+    hows = []
+    with DocumentSession("members-random") as session:
+        doc = session._doc
+        session.analyse(base, settings)
+        text = base
+        for step in range(60):
+            text = base if step % 4 == 0 else _member_edit(rnd, text)
+            incremental = session.verify(session.analyse(text, settings, with_syntax_errors=True))
+            hows.append(doc.last_parse)
+            assert _tree_dump(doc.module) == _fresh_dump(text), f"after edit {step}"
+            fresh = analyze(text, settings)
+            assert incremental.findings == fresh.findings, f"after edit {step}"
+            assert incremental.bprops == fresh.bprops, f"after edit {step}"
+            assert incremental.syntax_errors == fresh.syntax_errors, f"after edit {step}"
+    assert hows.count("member") >= 15, hows
