@@ -564,17 +564,23 @@ class RuleMemo:
 
 
 def _pre_key(shared: _Shared, site: CellSite) -> tuple:
-    """What a kept key must have been computed for: the site's own fields, the statements its MRO, bprop and
-    construct lie in, and its call sites (by identity: an unchanged statement keeps its nodes, and no line moved
-    while keys are kept)."""
+    """What a kept key must have been computed for: the site's own fields, and the statements its MRO, bprop and
+    construct lie in and its call sites, as nodes (compared by identity: an unchanged statement keeps its nodes,
+    and no line moved while keys are kept; held by the kept key, so that no new node can take an old one's id)."""
     p = shared.program
-    seeds = [id(_top(k.node)) for k in p.mro(site.cls) if not isinstance(k, str)]
+    seeds = [_top(k.node) for k in p.mro(site.cls) if not isinstance(k, str)]
     for node in (getattr(site.bprop, "node", None), site.function.node if site.function is not None else None,
                  site.construct.node if site.construct is not None else None):
-        seeds.append(id(_top(node)) if node is not None else None)
-    calls = tuple(id(call.node) for call in shared.ctx.call_index.sites(site.cls))
+        seeds.append(_top(node) if node is not None else None)
+    calls = tuple(call.node for call in shared.ctx.call_index.sites(site.cls))
     return (tuple(seeds), calls, _relative(site.cls.node), tuple(sorted(site.modes)), site.external_construct,
             tuple(sorted(site.call_counts or ())))
+
+
+def _same_pre(a: tuple, b: tuple) -> bool:
+    """Whether two pre-keys are the same: the same nodes (by identity) and the same fields."""
+    return (len(a[0]) == len(b[0]) and all(x is y for x, y in zip(a[0], b[0])) and len(a[1]) == len(b[1])
+            and all(x is y for x, y in zip(a[1], b[1])) and a[2:] == b[2:])
 
 
 def _reused_key(kept: tuple | None, site: CellSite, pre: tuple, delta: tuple) -> bytes | None:
@@ -583,7 +589,7 @@ def _reused_key(kept: tuple | None, site: CellSite, pre: tuple, delta: tuple) ->
     class its statements brought in (no new ``Cls(...)`` nor naming statement), no name it read says something
     else in the name tables (nor is a decorator it read bound by the replaced statement), and its pre-key is the
     same. None otherwise (the key is computed again)."""
-    if kept is None or kept[0] is not site.cls or kept[1] != pre:
+    if kept is None or kept[0] is not site.cls or not _same_pre(kept[1], pre):
         return None
     _, gone, new_words, changed, dirty = delta
     _, _, key, deps, watch, read, decorators = kept
