@@ -547,18 +547,17 @@ class RuleMemo:
             parts.append(summary(name, True))
         key = hashlib.blake2b(b"\0".join(parts), digest_size=16).digest()
         if pre is not None and all(shared.facts(t) is facts_of[k] and facts_of[k] for k, t in tops.items()):
-            read = set(words)
-            read |= decorators
+            # The words read: each statement's own set (kept with its facts: not copied into one per site) and the
+            # calls' and decorators' words.
+            read = [frozenset(words | decorators)]
             deps = set()
-            for facts in facts_of.values():
-                deps.add(id(facts))
-                read |= facts["words"]
-            for facts, _top_node in naming:
-                deps.add(id(facts))
-                read |= facts["words"]
+            for facts in (*facts_of.values(), *(facts for facts, _top_node in naming)):
+                if id(facts) not in deps:
+                    deps.add(id(facts))
+                    read.append(facts["words"])
             watch = {site.cls.name}
             watch.update(tops_names)
-            self._keys[id(site.cls)] = (site.cls, pre, key, frozenset(deps), frozenset(watch), frozenset(read),
+            self._keys[id(site.cls)] = (site.cls, pre, key, frozenset(deps), frozenset(watch), tuple(read),
                                         frozenset(decorators))
         return key
 
@@ -593,8 +592,9 @@ def _reused_key(kept: tuple | None, site: CellSite, pre: tuple, delta: tuple) ->
         return None
     _, gone, new_words, changed, dirty = delta
     _, _, key, deps, watch, read, decorators = kept
-    if not gone.isdisjoint(deps) or not watch.isdisjoint(new_words) or not read.isdisjoint(changed) \
-            or not decorators.isdisjoint(dirty):  # (a decorator's summary is not compared, only dropped)
+    if not gone.isdisjoint(deps) or not watch.isdisjoint(new_words) or not decorators.isdisjoint(dirty):
+        return None  # (a decorator's summary is not compared, only dropped: a name bound anew is enough)
+    if changed and any(not words.isdisjoint(changed) for words in read):
         return None
     return key
 
