@@ -158,3 +158,35 @@ def test_a_session_keeps_no_analysis_program_alive_between_versions():
     alive = [o for o in gc.get_objects() if isinstance(o, Program)]
     assert not alive, f"{len(alive)} programs kept alive by the session"
     session.close()
+
+
+def test_a_statement_read_afresh_takes_its_code_from_the_lines_exactly(monkeypatch):
+    # The statement an edit touched gets its code (digests, words) from the parser's lines, not from a walk of its
+    # leaves: it must be exactly the tree's code, with CJK, emoji, CRLF, comments and blank lines around.
+    from parso.tree import BaseNode
+
+    base = SEED.replace("class Plain", "# 注释 😀 between\n\n\nclass Plain") + "\n\n# trailing 注释\n"
+    for text in (base, base.replace("\n", "\r\n")):
+        with DocumentSession("codes") as session:
+            session.analyse(text, Settings())
+            walked = []
+            real = BaseNode.get_code
+
+            def counted(node, include_prefix=True):
+                if node.parent is not None and node.parent.type == "file_input":
+                    walked.append(node)
+                return real(node, include_prefix)
+
+            monkeypatch.setattr(BaseNode, "get_code", counted)
+            for old, new in (("return 2 * x + y", "return 2 * x + y  # 改"), ("return a * b", "return a * b * 2"),
+                             ("x = 1", "x = 2")):
+                edited = text.replace(old, new)
+                assert session.analyse(edited, Settings()).findings == analyze(edited, Settings(),
+                                                                               verify_fixes=False).findings
+                doc = session._doc
+                monkeypatch.setattr(BaseNode, "get_code", real)
+                for child, _, facts in doc.statements.values():
+                    assert facts["code"] == child.get_code()
+                monkeypatch.setattr(BaseNode, "get_code", counted)
+            assert [n.type for n in walked if n.type in ("classdef", "decorated")] == []
+            monkeypatch.setattr(BaseNode, "get_code", real)

@@ -534,7 +534,18 @@ class Program:
         entries = []
         offset = 0
         joined = False  # the code so far ends in an identifier character
+        lines = self._lines
+        before = None  # the statement before
         for child, _scanned, facts in self._statements.values():
+            if "code" not in facts and lines is not None:
+                # A statement read afresh (the one an edit touched): its code is the text from where the one before
+                # ends to where it ends (parso's tree is lossless), whole lines when both are at a line's start:
+                # joined from the parser's lines instead of walking its leaves (a class of 40 lines: ~3 ms).
+                start_line, start_column = before.end_pos if before is not None else (1, 0)
+                end_line, end_column = child.end_pos
+                if start_column == 0 and end_column == 0:
+                    facts["code"] = "".join(lines[start_line - 1:end_line - 1])
+            before = child
             code = statement_code(facts, child)
             statement_words(facts, child)
             if "edges" not in facts:
