@@ -371,3 +371,28 @@ def test_per_statement_syntax_errors_equal_parsos_whole_tree_check():
                 text = text[:pos] + rnd.choice(["a", " ", "(", ":", "#", "\n", "'", ""]) + text[pos:]
             module = doc.parse(text)
             assert issues(doc.syntax_errors(module)) == issues(grammar().iter_errors(grammar().parse(text))), text
+
+
+def test_a_line_index_patched_for_an_edit_equals_one_built_afresh():
+    # The server patches its line table on each keystroke instead of building it over every line again; the
+    # result must be the fresh table for any edit: line breaks typed, deleted, joined, at the ends, CJK, emoji.
+    import random
+
+    from bprop_lsp.engine.text import LineIndex
+
+    rnd = random.Random(11)
+    pieces = ["a", "中", "😀", "\n", "\n\n", "  ", "def f():\n", "x = 1\n", ""]
+    for _ in range(3000):
+        text = "".join(rnd.choice(pieces) for _ in range(rnd.randrange(12)))
+        start = rnd.randrange(len(text) + 1)
+        end = rnd.randrange(start, len(text) + 1)
+        new = "".join(rnd.choice(pieces) for _ in range(rnd.randrange(4)))
+        old = LineIndex(text)
+        old.starts  # built: the patch path
+        patched = old.replaced(start, end, new)
+        assert patched.text == text[:start] + new + text[end:]
+        assert patched._starts is not None, "a text without \\r is patched"
+        assert patched.starts == LineIndex(patched.text).starts, (text, start, end, new)
+    crlf = LineIndex("a\r\nb\r\n")
+    crlf.starts
+    assert crlf.replaced(1, 2, "").starts == LineIndex("a\nb\r\n").starts  # \r: built afresh

@@ -89,7 +89,10 @@ class Document:
             end = self.offset(change.range.end, encoding)
             if end < start:
                 start, end = end, start
-            self._set_text(self.text[:start] + change.text + self.text[end:])
+            # The new text's line index patched from this one's (built for the offsets above, and for the last
+            # result's positions): a keystroke does not rebuild the line table of the whole document.
+            index = self.index.replaced(start, end, change.text)
+            self.text, self._index = index.text, index
         else:
             self._set_text(change.text)
 
