@@ -11,7 +11,6 @@ from functools import cached_property
 
 from .program import (
     scope_of,
-    statement_code,
     CUSTOM_NAMES,
     ClassInfo,
     Function,
@@ -172,7 +171,7 @@ class Context:
         p = self.program
         custom_vjp = "custom_vjp" in p.text
         for cls in p.classes:
-            if not any(not isinstance(k, str) and _mentions(k, "bprop") for k in p.mro(cls)):
+            if not any(not isinstance(k, str) and k.mentions("bprop") for k in p.mro(cls)):
                 continue  # no class it inherits from says bprop: neither a bprop member nor ``self.bprop = ...``
             if not p.is_cell(cls):
                 continue
@@ -185,7 +184,7 @@ class Context:
                 modes = frozenset({"graph"})
             if bprop.ambiguous:
                 continue  # which definition runs depends on a condition we cannot decide
-            if custom_vjp and _mentions(cls, "custom_vjp"):
+            if custom_vjp and cls.mentions("custom_vjp"):
                 continue  # MindSpore's custom_vjp cells: `bprop(self, *args)` is special-cased by that flag
             resolved = self.resolve_member(bprop)
             if resolved is None and bprop.value is not None and bprop.function is None and _is_none(bprop.value) is False:
@@ -608,20 +607,6 @@ def _is_python_literal(node) -> bool:
     if t == "atom" and node.children[0] in ("(", "["):
         return not (node.children[0] == "(" and len(node.children) == 3 and node.children[1].type != "testlist_comp")
     return False
-
-
-def _mentions(cls: ClassInfo, word: str) -> bool:
-    """Whether the class's code holds ``word`` (its code is read once, kept with the class)."""
-    code = cls.__dict__.get("_code")
-    if code is None:
-        program = cls.program
-        if program is not None and cls.node.parent is program.module:
-            # a top-level class statement: its code is the statement's, which the program may have read already
-            code = statement_code(program.statement_facts(cls.node), cls.node)
-        else:
-            code = cls.node.get_code()
-        cls.__dict__["_code"] = code
-    return word in code
 
 
 def _is_none(node) -> bool:

@@ -13,8 +13,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Iterator
 
-from .program import (BPROP_GETTER_REGISTRIES, ClassInfo, Function, Program, call_of, dotted, iter_scope_nodes,
-                      statement_code)
+from .program import BPROP_GETTER_REGISTRIES, ClassInfo, Function, Program, call_of, dotted, iter_scope_nodes
 
 
 @dataclass(frozen=True)
@@ -136,26 +135,14 @@ def inner_bprop(getter: Function) -> Function | None:
 
 def primitive_classes_with_bprop(p: Program) -> list[ClassInfo]:
     """The file's Primitive subclasses (not Cells) whose code mentions ``bprop``: the only ones a ``bprop`` or
-    ``get_bprop`` member can be read from. Read once per analysis (do not modify). (The mention is looked for
-    first: resolving every class's bases on each keystroke costs more than the rules that read the result.)"""
+    ``get_bprop`` member can be read from. Read once per analysis (do not modify). (The mention, kept with the
+    class, is looked for first: resolving every class's bases on each keystroke costs more than the rules that
+    read the result.)"""
     found = p.__dict__.get("_primitive_classes_with_bprop")
     if found is None:
         found = p.__dict__["_primitive_classes_with_bprop"] = [
-            cls for cls in p.classes if _mentions_bprop(p, cls) and p.is_primitive(cls) and not p.is_cell(cls)]
+            cls for cls in p.classes if cls.mentions("bprop") and p.is_primitive(cls) and not p.is_cell(cls)]
     return found
-
-
-def _mentions_bprop(p: Program, cls: ClassInfo) -> bool:
-    """Whether the class's code holds ``bprop``: its top-level statement's code (read once, kept with it) first,
-    the class's own only when that statement does (a decorated or nested class is not the statement)."""
-    top = cls.node
-    while top.parent is not None and top.parent.type != "file_input":
-        top = top.parent
-    if top.parent is None:
-        return "bprop" in cls.node.get_code()  # not in the tree (a synthetic class's call)
-    if "bprop" not in statement_code(p.statement_facts(top), top):
-        return False
-    return top is cls.node or "bprop" in cls.node.get_code()
 
 
 def registrations(p: Program) -> Iterator[Registration]:

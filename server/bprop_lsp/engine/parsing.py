@@ -167,17 +167,9 @@ def _parse_statement(snippet: str, first: int):
     if len(parts) != 2 or parts[1].type != "endmarker" or parts[1].prefix or parts[0].type in _ERROR_TYPES:
         return None
     node = parts[0]
-    leaves = []
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        if n.type in _ERROR_TYPES:
-            return None
-        kids = getattr(n, "children", None)
-        if kids is None:
-            leaves.append(n)
-        else:
-            stack.extend(kids)
+    leaves = _clean_leaves(node)
+    if leaves is None:
+        return None
     for leaf in leaves:
         leaf.line += first
     return node
@@ -248,16 +240,20 @@ def _class_of(top):
     return None
 
 
-def _has_errors(node) -> bool:
+def _clean_leaves(node) -> list | None:
+    """The leaves under ``node``; None when it holds an error node or leaf."""
+    leaves = []
     stack = [node]
     while stack:
         n = stack.pop()
         if n.type in _ERROR_TYPES:
-            return True
+            return None
         kids = getattr(n, "children", None)
-        if kids:
+        if kids is None:
+            leaves.append(n)
+        else:
             stack.extend(kids)
-    return False
+    return leaves
 
 
 _MEMBER_HEADER = "class _:\n"
@@ -291,7 +287,7 @@ def _splice_member(top, new: list[str], i1: int, i2: int, delta: int, clean=None
     if where is None or where[0] == 0:  # members[0] is the newline ending the header: an edit of the header
         return None
     k, first, end = where
-    if not (clean(top) if clean is not None else not _has_errors(top)):
+    if not (clean(top) if clean is not None else _clean_leaves(top) is not None):
         return None
     old_member = members[k]
     fresh = grammar().parse(_MEMBER_HEADER + "".join(new[first:end + delta]), error_recovery=True)
@@ -302,19 +298,11 @@ def _splice_member(top, new: list[str], i1: int, i2: int, delta: int, clean=None
     if body.type != "suite" or len(body.children) != 2:
         return None
     member = body.children[1]
-    if member.type in _ERROR_TYPES or member.start_pos[1] != old_member.start_pos[1]:
+    if member.start_pos[1] != old_member.start_pos[1]:
         return None
-    leaves = []
-    stack = [member]
-    while stack:
-        n = stack.pop()
-        if n.type in _ERROR_TYPES:
-            return None
-        kids = getattr(n, "children", None)
-        if kids is None:
-            leaves.append(n)
-        else:
-            stack.extend(kids)
+    leaves = _clean_leaves(member)
+    if leaves is None:
+        return None
     shift = first - 1  # the snippet's line 2 is 0-based line ``first``
     for leaf in leaves:
         leaf.line += shift
@@ -396,7 +384,7 @@ class ParsedDocument:
     def _clean_of(self, child) -> bool:
         entry = self._clean.get(id(child))
         if entry is None or entry[0] is not child:
-            entry = self._clean[id(child)] = (child, not _has_errors(child))
+            entry = self._clean[id(child)] = (child, _clean_leaves(child) is not None)
         return entry[1]
 
     def parse(self, text: str) -> Module:

@@ -194,6 +194,19 @@ class ClassInfo:
                                                      _weak(self.program), members)
         return memo[2]
 
+    def mentions(self, word: str) -> bool:
+        """Whether the class's code holds ``word`` (its code is read once, kept with the class)."""
+        code = self.__dict__.get("_code")
+        if code is None:
+            program = self.program
+            if program is not None and self.node.parent is program.module:
+                # a top-level class statement: its code is the statement's, which the program may have read already
+                code = statement_code(program.statement_facts(self.node), self.node)
+            else:
+                code = self.node.get_code()
+            self.__dict__["_code"] = code
+        return word in code
+
     @cached_property
     def base_texts(self) -> list[str | None]:
         """Each base's dotted text, None where it is not a plain dotted name (a call, a subscript …)."""
@@ -412,10 +425,22 @@ class Program:
         store = self._statement_cache
         cache = store if store is not None else {}
         fresh: dict[int, tuple] = {}
+        lines = self._lines
+        before = None  # the statement before
         for child in self.module.children:
             entry = cache.get(id(child))
             if entry is None or entry[0] is not child:
                 entry = (child, _scan_statements(child), {})
+                if lines is not None:
+                    # A statement read afresh (the one an edit touched): its code is the text from where the one
+                    # before ends to where it ends (parso's tree is lossless), whole lines when both are at a line's
+                    # start: joined from the parser's lines instead of walking its leaves (a class of 40 lines: ~3
+                    # ms), before any reader of its code (``statement_code``) asks.
+                    start_line, start_column = before.end_pos if before is not None else (1, 0)
+                    end_line, end_column = child.end_pos
+                    if start_column == 0 and end_column == 0:
+                        entry[2]["code"] = "".join(lines[start_line - 1:end_line - 1])
+            before = child
             fresh[id(child)] = entry
             imports, classes, funcdefs, assignments = entry[1]
             self.import_nodes += imports
@@ -534,18 +559,7 @@ class Program:
         entries = []
         offset = 0
         joined = False  # the code so far ends in an identifier character
-        lines = self._lines
-        before = None  # the statement before
         for child, _scanned, facts in self._statements.values():
-            if "code" not in facts and lines is not None:
-                # A statement read afresh (the one an edit touched): its code is the text from where the one before
-                # ends to where it ends (parso's tree is lossless), whole lines when both are at a line's start:
-                # joined from the parser's lines instead of walking its leaves (a class of 40 lines: ~3 ms).
-                start_line, start_column = before.end_pos if before is not None else (1, 0)
-                end_line, end_column = child.end_pos
-                if start_column == 0 and end_column == 0:
-                    facts["code"] = "".join(lines[start_line - 1:end_line - 1])
-            before = child
             code = statement_code(facts, child)
             statement_words(facts, child)
             if "edges" not in facts:

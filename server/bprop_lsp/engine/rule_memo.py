@@ -34,6 +34,7 @@ from __future__ import annotations
 import bisect
 import hashlib
 import re
+from typing import NamedTuple
 
 from .context import CellSite, Context
 from .parsing import POSITIONAL
@@ -46,6 +47,41 @@ _NONE: tuple = ()
 _DECORATOR = re.compile(r"@\s*([A-Za-z_][\w.]*)")
 # Where a statement starts, kept in its facts: a positional fact (dropped when lines move above it).
 _PLACE = POSITIONAL + "memo_place"
+
+
+class _Known(NamedTuple):
+    """A top-level statement of the last analysis, as ``RuleMemo.forget`` compares it with the next."""
+
+    facts: dict
+    bound: frozenset  # the names it puts in the name tables (``_bound_names``)
+    index: int  # its place among the module's statements
+    node: object
+    scan: tuple  # its scan: (imports, classes, functions, assignments)
+
+
+class _Delta(NamedTuple):
+    """What changed since the last analysis, as far as a kept key cares (``_reused_key``)."""
+
+    steady: bool  # at most one statement replaced, in place, by one of the same kind defining the same classes
+    gone: frozenset  # ids of the facts of the statements replaced or removed
+    new_words: frozenset  # the words of the statements put in
+    changed: frozenset  # the names whose summary changed, or which joined or left the tables
+    dirty: frozenset  # the names bound by a statement put in or taken out
+
+
+class _KeptKey(NamedTuple):
+    """A site's key with what it was computed from and read (``RuleMemo._key``)."""
+
+    cls: object  # the site's class (held: a new class cannot take its id)
+    pre: tuple  # ``_pre_key``
+    key: bytes
+    deps: frozenset  # ids of the facts of the statements it read
+    watch: frozenset  # its class's name and those of the classes that brought a statement in
+    read: tuple  # the word sets of the statements it read, and its calls' and decorators' words
+    decorators: frozenset
+
+
+_NO_DELTA = _Delta(False, frozenset(), frozenset(), frozenset(), frozenset())
 
 
 def _digest(text: str) -> bytes:
@@ -108,16 +144,15 @@ class _Shared:
         self.class_names = frozenset(self.class_tops)
         self.newline = p.index.newline()
         self.table_names = frozenset(p.assignments).union(p.functions, p.imports)
-        # What the name tables say of a name, and a statement's names joined, kept between analyses: a name's
-        # entry stays while what the tables say of it is the same (only a statement binding the name can change
-        # that: such names are read again and compared).
         # Whether a value is bound at module level, by node (a name's values are read again whenever a statement
         # binding it changed: most of them are the same nodes).
         self._levels = memo.levels(sum(len(v) for v in p.assignments.values()))
+        # What the name tables say of a name, and a statement's names joined, kept between analyses: a name's
+        # entry stays while what the tables say of it is the same (only a statement binding the name can change
+        # that: such names are read again and compared).
         self._summaries, self._tables = memo.forget(self.entries, self.table_names, self._summary_of)
         self._naming: dict | None = None
         self._offsets = None
-        self._present = None
 
     def facts(self, top) -> dict:
         i = self.index.get(id(top))
@@ -212,9 +247,7 @@ class _Shared:
 
     def still_there(self, ref: tuple) -> bool:
         """Whether a statement with that digest still starts where it did (so every position in it holds)."""
-        if self._present is None:
-            self._present = self._layout() is not None
-        if not self._present:
+        if self._layout() is None:
             return False
         # The statements start in order: the one starting there is found by bisection, reading a few places only.
         i = bisect.bisect_left(_Places(self), ref[:2])
@@ -267,11 +300,10 @@ def _bound_names(facts: dict, top, scanned) -> frozenset:
     return frozenset(names)
 
 
-def _contributions(entry) -> dict:
+def _contributions(facts: dict) -> dict:
     """name -> what one top-level statement puts in the name tables under it, as ``_Shared.summary`` reads it: each
     value (whether at module level, and its code) and each def (a method's only as such, other defs' code), in
-    order. Kept with the statement."""
-    facts, child = entry[0], entry[3]
+    order. Kept with the statement's facts."""
     found = facts.get("memo_contributions")
     if found is None:
         found = {}
@@ -314,13 +346,12 @@ class RuleMemo:
 
         self._summaries: dict = {}
         self._tables: dict = {}
-        # id(facts) -> (facts, names it binds, index, node, has imports, scan) of the statements of the last analysis
-        self._known: dict = {}
+        self._known: dict = {}  # id(facts) -> _Known, the statements of the last analysis
         self._table_names: frozenset = frozenset()  # the names the last analysis's tables held
-        # id(class) -> (class, its site's pre-key, key, what the key read) of the last analysis's sites, and what
-        # changed since (forget) and what the whole file's part of a key was (``_steady``).
+        # id(class) -> _KeptKey of the last analysis's sites, what changed since (``forget``) and what the whole
+        # file's part of a key was (``_steady``).
         self._keys: dict = {}
-        self._delta: tuple = (False, frozenset(), frozenset(), set(), frozenset())
+        self._delta = _NO_DELTA
         self._globals: tuple | None = None
         self._levels: dict = {}
 
@@ -352,35 +383,27 @@ class RuleMemo:
         added = []
         for i, (child, scanned, facts) in enumerate(entries):
             entry = known.get(id(facts))
-            if entry is None or entry[0] is not facts:
-                entry = (facts, _bound_names(facts, child, scanned), i, child, bool(scanned[0]), scanned)
-                dirty |= entry[1]
+            if entry is None or entry.facts is not facts:
+                entry = _Known(facts, _bound_names(facts, child, scanned), i, child, scanned)
+                dirty |= entry.bound
                 added.append(entry)
             current[id(facts)] = entry
-        removed = [entry for key, entry in known.items() if current.get(key) is None or current[key][0] is not entry[0]]
+        removed = [entry for key, entry in known.items()
+                   if current.get(key) is None or current[key].facts is not entry.facts]
         for entry in removed:
-            dirty |= entry[1]
+            dirty |= entry.bound
         self._known = current
         old_names, self._table_names = self._table_names, table_names
-        # What a key kept from the last analysis must not have read (``_reused_key``): steady when at most one
-        # statement was replaced, in place, by one of the same kind defining the same classes.
-        steady = not added and not removed or (
-            len(added) == 1 and len(removed) == 1 and added[0][2] == removed[0][2]
-            and added[0][0].get("memo_kind") == removed[0][0].get("memo_kind") is not None
-            and _class_names(added[0]) == _class_names(removed[0]))
-        self._delta = (steady, frozenset(id(entry[0]) for entry in removed),
-                       frozenset().union(*(statement_words(entry[0], entry[3]) for entry in added)), set(),
-                       frozenset(dirty))
+        # One statement in the place of another (typing in it).
+        swap = len(added) == 1 and len(removed) == 1 and added[0].index == removed[0].index
+        changed = set()
         if dirty:
-            # One statement in the place of another (typing in it), neither importing: a name the old and the new
-            # statement bind alike keeps its summary without reading it again (its values elsewhere are the same
-            # nodes, in the same order).
+            # Neither importing: a name the old and the new statement bind alike keeps its summary without reading it
+            # again (its values elsewhere are the same nodes, in the same order).
             swapped = None
-            if len(added) == 1 and len(removed) == 1 and added[0][2] == removed[0][2] and not added[0][4] \
-                    and not removed[0][4]:
-                swapped = (_contributions(removed[0]), _contributions(added[0]))
+            if swap and not added[0].scan[0] and not removed[0].scan[0]:
+                swapped = (_contributions(removed[0].facts), _contributions(added[0].facts))
             summaries = self._summaries
-            changed = set()
             for name in dirty:
                 summaries.pop((name, True), None)  # read by keys alone, never by a table: read again on demand
                 if (name in old_names) != (name in table_names):
@@ -394,9 +417,15 @@ class RuleMemo:
                     new = summaries[(name, False)] = summary_of(name, False)
                     if new != old:
                         changed.add(name)
-            self._tables = {k: v for k, v in self._tables.items() if k in current and current[k][0] is v[0]
+            self._tables = {k: v for k, v in self._tables.items() if k in current and current[k].facts is v[0]
                             and v[0]["words"].isdisjoint(changed)}
-            self._delta[3].update(changed)
+        # What a key kept from the last analysis must not have read (``_reused_key``).
+        steady = not added and not removed or (
+            swap and added[0].facts.get("memo_kind") == removed[0].facts.get("memo_kind") is not None
+            and _class_names(added[0]) == _class_names(removed[0]))
+        self._delta = _Delta(steady, frozenset(id(entry.facts) for entry in removed),
+                             frozenset().union(*(statement_words(entry.facts, entry.node) for entry in added)),
+                             frozenset(changed), frozenset(dirty))
         return self._summaries, self._tables
 
     def drafts(self, ctx: Context, rules: list, settings_key: str, run) -> dict | None:
@@ -478,7 +507,7 @@ class RuleMemo:
         count (no position moved)."""
         now = (shared.settings_key, shared.newline, shared.imports, shared.program.index.line_count)
         before, self._globals = self._globals, now
-        return self._delta[0] and before == now
+        return self._delta.steady and before == now
 
     def _key(self, shared: _Shared, site: CellSite, pre: tuple | None = None) -> bytes | None:
         """The digest of what the Cell-scoped rules read for ``site`` (the module docstring); None when that
@@ -557,8 +586,8 @@ class RuleMemo:
                     read.append(facts["words"])
             watch = {site.cls.name}
             watch.update(tops_names)
-            self._keys[id(site.cls)] = (site.cls, pre, key, frozenset(deps), frozenset(watch), tuple(read),
-                                        frozenset(decorators))
+            self._keys[id(site.cls)] = _KeptKey(site.cls, pre, key, frozenset(deps), frozenset(watch), tuple(read),
+                                                frozenset(decorators))
         return key
 
 
@@ -582,26 +611,25 @@ def _same_pre(a: tuple, b: tuple) -> bool:
             and all(x is y for x, y in zip(a[1], b[1])) and a[2:] == b[2:])
 
 
-def _reused_key(kept: tuple | None, site: CellSite, pre: tuple, delta: tuple) -> bytes | None:
+def _reused_key(kept: _KeptKey | None, site: CellSite, pre: tuple, delta: _Delta) -> bytes | None:
     """The key kept from the last analysis for ``site``'s class, when nothing it read changed: its statements
     are all still there (the replaced one was none of them), the new statement names neither the class nor a
     class its statements brought in (no new ``Cls(...)`` nor naming statement), no name it read says something
     else in the name tables (nor is a decorator it read bound by the replaced statement), and its pre-key is the
     same. None otherwise (the key is computed again)."""
-    if kept is None or kept[0] is not site.cls or not _same_pre(kept[1], pre):
+    if kept is None or kept.cls is not site.cls or not _same_pre(kept.pre, pre):
         return None
-    _, gone, new_words, changed, dirty = delta
-    _, _, key, deps, watch, read, decorators = kept
-    if not gone.isdisjoint(deps) or not watch.isdisjoint(new_words) or not decorators.isdisjoint(dirty):
+    if not delta.gone.isdisjoint(kept.deps) or not kept.watch.isdisjoint(delta.new_words) \
+            or not kept.decorators.isdisjoint(delta.dirty):
         return None  # (a decorator's summary is not compared, only dropped: a name bound anew is enough)
-    if changed and any(not words.isdisjoint(changed) for words in read):
+    if delta.changed and any(not words.isdisjoint(delta.changed) for words in kept.read):
         return None
-    return key
+    return kept.key
 
 
-def _class_names(entry) -> tuple:
+def _class_names(entry: _Known) -> tuple:
     """The names of the classes a top-level statement defines (its scan's classes)."""
-    return tuple(cls.name for cls in entry[5][1])
+    return tuple(cls.name for cls in entry.scan[1])
 
 
 def _relative(node) -> tuple:

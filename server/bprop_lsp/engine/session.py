@@ -10,9 +10,8 @@
 ``analyze()`` (analysis.py) is the one-shot form for the CLI: a scratch parse state, analyse, verify.
 
 The session owns the document's ``ParsedDocument`` (tree, lines, per-statement facts, syntax-issue cache, the
-Cell-scoped rules' drafts per Cell); no
-engine module keeps parse state of its own. One analysis at a time per session: the tree one call returns is
-updated in place by the next parse.
+Cell-scoped rules' drafts per Cell); no engine module keeps parse state of its own. One analysis at a time per
+session: the tree one call returns is updated in place by the next parse.
 """
 from __future__ import annotations
 

@@ -10,7 +10,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-
 MODES = ("auto", "graph", "pynative")
 CODE_PATTERN = re.compile(r"^BP\d{0,3}$|^ALL$")
 TOOL_SECTION = "bprop-lsp"

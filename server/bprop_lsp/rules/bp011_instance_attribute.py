@@ -1,7 +1,7 @@
 """BP011: ``self.bprop = fn`` in ``__init__``: MindSpore decided ``has_bprop`` before, so it is ignored."""
 from __future__ import annotations
 
-from ..engine.context import Context, _mentions
+from ..engine.context import Context
 from ..engine.program import dotted
 from .base import NEVER, Draft, Invalid, Rule, Valid
 from ._parameters import _self_assignments
@@ -26,7 +26,7 @@ class InstanceAttributeBprop(Rule):
     def check(self, ctx: Context):
         p = ctx.program
         for cls in p.classes:
-            if not _mentions(cls, "bprop") or not p.is_cell(cls):
+            if not cls.mentions("bprop") or not p.is_cell(cls):
                 continue  # (``self.bprop = ...`` says bprop in the class)
             for attr, value, stmt in _self_assignments(ctx, cls):
                 if attr != "bprop":
