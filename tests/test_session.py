@@ -190,3 +190,69 @@ def test_a_statement_read_afresh_takes_its_code_from_the_lines_exactly(monkeypat
                 monkeypatch.setattr(BaseNode, "get_code", counted)
             assert [n.type for n in walked if n.type in ("classdef", "decorated")] == []
             monkeypatch.setattr(BaseNode, "get_code", real)
+
+
+_SHADOWED = '''import mindspore as ms
+from mindspore import nn, ops
+
+
+class Quantize(nn.Cell):
+    def construct(self, x):
+        return ops.round(x * 4) / 4
+
+    def bprop(self, x, out):
+        return (ops.ones_like(x),)
+
+
+class QuantBlock(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.q = Quantize()
+
+    def construct(self, x):
+        return self.q(x) * 3.0
+
+    def bprop(self, x, out, dout):
+        return (dout * 3.0,)
+
+
+probe = None
+'''
+
+
+def _line_8_9_codes(session, text):
+    got = session.analyse(text, Settings())
+    want = analyze(text, Settings(), verify_fixes=False)
+    assert [(f.code, f.span) for f in got.findings] == [(f.code, f.span) for f in want.findings]
+    return sorted({f.code for f in got.findings if f.span.start.line in (8, 9)})
+
+
+def test_a_child_cells_shadowing_follows_every_keystroke_that_adds_or_removes_a_use_of_it():
+    # Quantize's wrong bprop is shadowed while QuantBlock's child is its only use; a use elsewhere (typed into
+    # another statement) makes it checked again, and removing the use shadows it again. The mentions of the Cells'
+    # names are kept per statement between keystrokes: each version must still equal a fresh analysis.
+    with_other = _SHADOWED.replace("probe = None", "class Other(nn.Cell):\n    def bprop(self, out, dout):\n"
+                                                   "        return (dout,)\n")
+    without_inner_bprop = with_other.replace("def bprop(self, x, out)", "def bprox(self, x, out)")
+    versions = [
+        _SHADOWED,
+        _SHADOWED.replace("probe = None", "probe = Quantize()"),  # a second use: checked
+        _SHADOWED.replace("probe = None", "probe = None  # Quantize()"),  # a comment still mentions the name
+        _SHADOWED.replace("probe = None", "probe = ops.Quantize"),  # after a dot: another statement naming it
+        _SHADOWED,
+        _SHADOWED.replace("probe = None", "class Other(nn.Cell):\n    def bprop(self, out, dout):\n"
+                                          "        return (dout,)\n\n\nprobe = Quantize"),  # the names change
+        _SHADOWED,
+        without_inner_bprop,
+        with_other,
+    ]
+    session = DocumentSession()
+    codes = [_line_8_9_codes(session, text) for text in versions]
+    assert codes[0] == codes[4] == codes[6] == codes[7] == codes[8] == []
+    assert codes[1] == codes[2] == codes[3] == codes[5] == ["BP001"]
+    # Opened without Quantize's bprop (beside two Cells with bprops: every statement's mentions are read for
+    # their names), then Quantize gets one: its name joins the names, and QuantBlock's statement, untouched since,
+    # must be read again for it.
+    session = DocumentSession()
+    assert _line_8_9_codes(session, without_inner_bprop) == []
+    assert _line_8_9_codes(session, with_other) == []

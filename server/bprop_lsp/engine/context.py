@@ -170,8 +170,13 @@ class Context:
         seen: set[tuple[int, int]] = set()
         p = self.program
         custom_vjp = "custom_vjp" in p.text
+        imports = p.imports
         for cls in p.classes:
-            if not any(not isinstance(k, str) and k.mentions("bprop") for k in p.mro(cls)):
+            if not cls.mentions("bprop") and (
+                    # every base outside the file (dotted, imported, or no name): no class of the file in its MRO
+                    # (most classes of a model file; their MRO is then not even built)
+                    all(t is None or "." in t or t in imports for t in cls.base_texts)
+                    or not any(not isinstance(k, str) and k.mentions("bprop") for k in p.mro(cls))):
                 continue  # no class it inherits from says bprop: neither a bprop member nor ``self.bprop = ...``
             if not p.is_cell(cls):
                 continue
@@ -233,23 +238,23 @@ class Context:
         plain = all(re.fullmatch(r"\w+", name) for name in names)
         layout = p._layout if plain else None
         if layout is not None:
-            from .program import _word_hits
-
             holders = {}
             text = p.text
-            wanted = set(names)
+            wanted = frozenset(names)
+            # What each statement says of these names, kept with its facts while the names stay the same: a
+            # keystroke reads again only the statement it touched (intersecting every statement's words with the
+            # names was a millisecond of each keystroke in a 10,000-line file).
+            names_key = tuple(sorted(wanted))
             for entry in layout:
                 facts, offset = entry
-                hit = wanted.intersection(facts["words"])
-                if not hit:
-                    continue
-                code = facts["code"]
-                for name in hit:
+                kept = facts.get("site_mentions")
+                if kept is None or kept[0] != names_key:
+                    kept = facts["site_mentions"] = (names_key, _statement_mentions(facts, wanted))
+                for name, count, first in kept[1]:
                     holders.setdefault(name, []).append(entry)
-                    for rel in _word_hits(facts, name):
-                        before = code[rel - 1] if rel else (text[offset - 1] if offset else "")
-                        if before != ".":
-                            mentions_of[name] = mentions_of.get(name, 0) + 1
+                    if first and offset and text[offset - 1] == ".":
+                        count -= 1  # the statement starts with the name, right after a dot ending the one before
+                    mentions_of[name] = mentions_of.get(name, 0) + count
         elif plain:
             occurrences = {}
             text = p.text
@@ -611,3 +616,17 @@ def _is_python_literal(node) -> bool:
 
 def _is_none(node) -> bool:
     return node.type == "keyword" and node.value == "None"
+
+
+def _statement_mentions(facts: dict, names: frozenset) -> tuple:
+    """(name, mentions not after a dot, whether one is at the very start of the code) for each of ``names`` in a
+    top-level statement (``facts`` of the program's layout: its code and words read)."""
+    from .program import _word_hits
+
+    found = []
+    code = facts["code"]
+    for name in names.intersection(facts["words"]):
+        hits = _word_hits(facts, name)
+        count = sum(1 for rel in hits if not rel or code[rel - 1] != ".")
+        found.append((name, count, bool(hits) and hits[0] == 0))
+    return tuple(found)
