@@ -300,3 +300,189 @@ def test_random_edits_inside_methods_of_a_model_file():
             assert incremental.bprops == fresh.bprops, f"after edit {step}"
             assert incremental.syntax_errors == fresh.syntax_errors, f"after edit {step}"
     assert hows.count("member") >= 15, hows
+
+
+NESTED = '''import mindspore as ms
+
+
+def train(net, data, epochs=2):
+    """训练 😀"""
+    total = 0
+    for epoch in range(epochs):
+        for x, y in data:
+            loss = net(x, y)
+            total += loss
+        else:
+            print("epoch done", epoch)
+    if total > 10:
+        total = 10
+    elif total < 0:
+        total = 0
+    else:
+        total = total * 2
+    try:
+        ms.save_checkpoint(net, "a.ckpt")
+    except OSError as e:
+        print(e)
+    finally:
+        pass
+    while False:
+        break
+    with open("x") as f:
+        f.read()
+    return total
+
+
+@ms.jit
+async def serve(queue):
+    async for item in queue:
+        await item
+    async with queue as q:
+        q.close()
+
+
+class Net:
+    def construct(self, x):
+        if x > 0:
+            for i in range(3):
+                x = x + i
+        return x
+'''
+
+NESTED_EDGE_CASES = [
+    # (old, new, how): "member" = a part of the top-level statement re-parsed; "not member" = anything else
+    ("            loss = net(x, y)\n", "            loss = net(x, y) * 2\n", "member"),  # two loops deep
+    ("            total += loss\n", "            total += loss\n            total -= 1\n", "member"),  # a line added
+    ("            loss = net(x, y)\n", "", "member"),  # a line removed, with an ``else:`` clause after the body
+    ('            print("epoch done", epoch)\n', '            print("轮次 😀", epoch)\n', "member"),  # a for-else body
+    ("        total = 10\n", "        total = 10\n\n        total += 1\n", "member"),  # lines added before elif/else
+    ("        total = 0\n", "        total = -1\n", "member"),  # an elif body
+    ("        total = total * 2\n", "        # 注释\n        total = total * 3\n", "member"),  # the else body
+    ("        print(e)\n", "        print(e, 1)\n", "member"),  # an except body
+    ("        pass\n    while", "        x = 1\n    while", "member"),  # a finally body
+    ("        f.read()\n", "        f.read(10)\n", "member"),  # a with body
+    ("        await item\n", "        await item(1)\n", "member"),  # an async for body
+    ("        q.close()\n", "        q.close()\n        q.open()\n", "member"),  # an async with body
+    ("                x = x + i\n", "                x = x + i * 2\n", "member"),  # a method, three bodies deep
+    ("    total = 0\n", "    total = 1\n", "member"),  # a top-level function's own body
+    ('    """训练 😀"""', '    """训练 😀 更多"""', "member"),  # its docstring
+    ("    for epoch in range(epochs):\n", "    for epoch in range(epochs + 1):\n", "member"),  # a loop's header
+    ("    elif total < 0:\n", "    elif total <= 0:\n", "member"),  # a clause's header: the whole if
+    ("def train(net, data, epochs=2):", "def train(net, data, epochs=3):", "not member"),  # the def line
+    ("@ms.jit\n", "@ms.jit()\n", "not member"),  # a decorator of a top-level function
+    ("            total += loss\n", "        total += loss\n", "not member"),  # dedented to the outer loop
+    ("            total += loss\n", "              total += loss\n", "not member"),  # indented: an error
+    ("            total += loss\n", "            total += (loss\n", "not member"),  # a syntax error
+    ("            total += loss\n", "            total += loss\n        else:\n            pass\n", "not member"),
+    ("        total = 10\n", "        total = 10\n    # a comment at the if's column\n", "member"),  # the
+    # comment belongs to the ``elif`` (the clause after the body), not to the body's last statement: the whole
+    # ``if`` statement is re-parsed
+    ("        break\n", "        continue\n", "member"),
+    # a statement of a body grown by a line, with clauses after the body (their leaves move)
+    ("            total += loss\n", "            total += (loss +\n                      1)\n", "member"),
+    ("        total = 10\n", "        total = (10 +\n                 1)\n", "member"),
+    ("        ms.save_checkpoint(net, \"a.ckpt\")\n", "        ms.save_checkpoint(\n            net, \"a.ckpt\")\n",
+     "member"),
+]
+
+
+@pytest.mark.parametrize("variant", ["lf", "crlf", "tabs"])
+@pytest.mark.parametrize("old,new,how", NESTED_EDGE_CASES)
+def test_edits_in_bodies_at_any_depth_give_the_fresh_tree(old, new, how, variant):
+    def form(s):
+        if variant == "crlf":
+            return s.replace("\n", "\r\n")
+        if variant == "tabs":
+            return s.replace("    ", "\t")
+        return s
+
+    base = form(NESTED)
+    text = _edit(base, form(old), form(new))
+    doc = _parsed(base)
+    tree = doc.parse(text)
+    assert tree.get_code() == text
+    assert _tree_dump(tree) == _fresh_dump(text)
+    if how == "not member":
+        assert doc.last_parse != "member"
+    else:
+        assert doc.last_parse == how, doc.last_parse
+    back = doc.parse(base)
+    assert _tree_dump(back) == _fresh_dump(base)
+
+
+@pytest.mark.parametrize("old,new,leaves", [
+    ("loss = net(x, y)", "loss = net(x, y) + 1", ["loss", "=", "net", "(", "x", ",", "y", ")", "+", "1", "\n"]),
+    ("total = total * 2", "total = total * 3", ["total", "=", "total", "*", "3", "\n"]),  # an else body
+    ("print(e)", "print(e, 1)", ["print", "(", "e", ",", "1", ")", "\n"]),  # an except body
+    ("q.close()", "q.close(1)", ["q", ".", "close", "(", "1", ")", "\n"]),  # an async with in a decorated def
+])
+def test_an_edit_in_a_body_reparses_only_its_statement(old, new, leaves):
+    """A keystroke in a loop or branch of a function: the statement typed in is the only one with new leaves; the
+    function, the bodies on the way and the top-level node are new objects around the other statements, which are
+    the old nodes."""
+    doc = _parsed(NESTED)
+    before = {id(c): _leaf_ids(c) for c in doc.module.children}
+    text = _edit(NESTED, old, new)
+    tree = doc.parse(text)
+    assert doc.last_parse == "member"
+    renewed = [c for c in tree.children if id(c) not in before]
+    assert len(renewed) == 1
+    top = renewed[0]
+    old_ids = set().union(*before.values())
+    assert sorted(leaf.value for leaf in _leaf_objects(top) if id(leaf) not in old_ids) == sorted(leaves)
+    assert _tree_dump(tree) == _fresh_dump(text)
+
+
+def _leaf_ids(node):
+    return {id(leaf) for leaf in _leaf_objects(node)}
+
+
+def _leaf_objects(node):
+    out = []
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        kids = getattr(n, "children", None)
+        if kids is None:
+            out.append(n)
+        else:
+            stack.extend(kids)
+    return out
+
+
+BODY_EDITS = ("x", "1", " ", "(", ")", ",", "#", "'", '"', ":", "=", "中", "😀", "\t", "\\", "else:", "break",
+              "\n", "\n    ", "\n        ", "\n            ", "\n        y = 1", "\n    if x:\n        pass", "")
+
+
+def test_random_edits_in_bodies_at_any_depth_of_a_model_file():
+    """Edits on any indented line of a generated model file (methods, helper functions, loops and branches in
+    them) and their undoing: trees equal fresh parses, and the incremental analysis equals a fresh one."""
+    from test_model_incremental import TAIL
+
+    base = model_corpus.generate(500) + TAIL + NESTED.replace("import mindspore as ms\n", "")
+    rnd = random.Random(20261204)
+    settings = Settings()
+    hows = []
+    with DocumentSession("bodies-random") as session:
+        doc = session._doc
+        session.analyse(base, settings)
+        text = base
+        for step in range(80):
+            if step % 4 == 0:
+                text = base
+            else:
+                lines = text.split("\n")
+                i = rnd.choice([k for k, line in enumerate(lines) if line[:1] in (" ", "\t")])
+                line = lines[i]
+                col = rnd.randrange(len(line) + 1)
+                typed = rnd.choice(BODY_EDITS)
+                lines[i] = line[:col] + typed + line[col:] if typed else line[:col] + line[col + rnd.randint(1, 3):]
+                text = "\n".join(lines)
+            incremental = session.verify(session.analyse(text, settings, with_syntax_errors=True))
+            hows.append(doc.last_parse)
+            assert _tree_dump(doc.module) == _fresh_dump(text), f"after edit {step}"
+            fresh = analyze(text, settings)
+            assert incremental.findings == fresh.findings, f"after edit {step}"
+            assert incremental.bprops == fresh.bprops, f"after edit {step}"
+            assert incremental.syntax_errors == fresh.syntax_errors, f"after edit {step}"
+    assert hows.count("member") >= 20, hows
