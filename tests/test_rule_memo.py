@@ -329,3 +329,43 @@ def test_keys_kept_without_their_checks_would_be_caught(monkeypatch, start, edit
     monkeypatch.setattr(rule_memo, "_reused_key", _careless)
     monkeypatch.setattr(rule_memo.RuleMemo, "_steady", lambda self, shared: True)
     assert any(incremental != fresh for incremental, fresh, _, _ in _run(edits, start=start))
+
+
+LOCALS = "".join(f"""
+class Local{i}(nn.Cell):
+    def construct(self, a):
+        y0 = a * 2
+        return y0
+
+    def bprop(self, a, out, dout):
+        return (dout,)
+
+""" for i in range(6)) + """
+class Plain(nn.Cell):
+    def construct(self, a):
+        y0 = a + 1
+        return y0
+"""
+
+
+def test_renaming_a_local_that_every_cell_binds_keeps_their_keys():
+    # ``y0`` is bound in every Cell's construct; renaming it in another class's method takes one of its several
+    # bindings away, which no reader can tell (readers tell none, one and several apart): every key is kept.
+    text = HEAD + LOCALS + TAIL
+    with DocumentSession("memo") as session:
+        session.analyse(text)
+        memo = session._doc.rule_memo
+        for edited in (text.replace("        y0 = a + 1\n        return y0\n", "        y0x = a + 1\n        return y0\n"),
+                       text):
+            assert _describe(session.analyse(edited)) == _describe(analyze(edited, verify_fixes=False))
+            assert memo.keys_kept == len(memo._keys) > 8
+        # Down to one binding (Local0's construct alone binds it now, elsewhere renamed): that one is read.
+        one = text
+        for i in range(1, 6):
+            one = one.replace(f"class Local{i}(nn.Cell):\n    def construct(self, a):\n        y0 = a * 2\n"
+                              "        return y0\n",
+                              f"class Local{i}(nn.Cell):\n    def construct(self, a):\n        z = a * 2\n"
+                              "        return z\n")
+        one = one.replace("        y0 = a + 1\n        return y0\n", "        w = a + 1\n        return w\n")
+        for step in (one, one.replace("        y0 = a * 2\n", "        y0 = 2\n"), one):
+            assert _describe(session.analyse(step)) == _describe(analyze(step, verify_fixes=False))

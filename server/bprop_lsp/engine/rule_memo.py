@@ -217,17 +217,20 @@ class _Shared:
             else:
                 defs.append(p.node_fact(fn.node, "code_digest", _code_digest))
         # (A value is read when it is the name's only one, or, by ``values.py``, when it is bound in the scope
-        # being resolved: the module's, or the site's own statements, which the key holds whole.)
+        # being resolved: the module's, or the site's own statements, which the key holds whole. Of the values
+        # bound elsewhere, readers tell none, one and several apart (``len(values) == 1``), never how many: a
+        # keystroke renaming a local of one method (``y0`` bound in every Cell's construct) says the same of it.)
         if len(values) == 1:
             read = [p.node_fact(values[0], "code_digest", _code_digest)]
         else:
             levels = self._levels
-            read = []
+            read = ["several" if values else "none"]
             for v in values:
                 found = levels.get(id(v))
                 if found is None or found[0] is not v:
                     found = levels[id(v)] = (v, _at_module_level(v))
-                read.append(p.node_fact(v, "code_digest", _code_digest) if found[1] else None)
+                if found[1]:
+                    read.append(p.node_fact(v, "code_digest", _code_digest))
         what = (read, defs, p.imports.get(name))
         return _digest(repr(what))
 
