@@ -3,11 +3,12 @@ one member of a top-level class re-parses only that member) giving exactly the t
 from __future__ import annotations
 
 import itertools
+import os
 import random
 
 from parso.utils import split_lines as parso_split_lines
 
-from bprop_lsp.engine.parsing import split_lines
+from bprop_lsp.engine.parsing import patched_lines, split_lines
 
 NASTY = ["", "\n", "\r", "\r\n", "a", "a\n", "a\r", "a\r\n", "\n\n", "\r\r\n", "\x0c", "\x0c\n", "a\x0c", "a\x0cb\n",
          "\x0c\x0c\n\x0c", "x\x0b\x1c\x1d\x1e\x85y\n", "a\u2028b\u2029c\n", "\u2028", "中\u2028文\r\n", "😀\n\x0c",
@@ -37,6 +38,47 @@ import pytest  # noqa: E402
 
 from bprop_lsp.engine import DocumentSession, Settings, analyze  # noqa: E402
 from bprop_lsp.engine.parsing import ParsedDocument, grammar  # noqa: E402
+
+
+@pytest.mark.parametrize("seed,pieces", [
+    (1, ["a", "b", "\n", "\r\n", "\r", "\x0c", "\x0b", "\x85", "\u2028", "中", "😀", " ", "\n\n", "def f():\n    pass\n"]),
+    (2, ["a", "\n", "\r\n", "\x0c", "\u2029", "中", "😀", "\n\n", "    x = 1\n"]),
+    (3, ["\n", "\r\n", "a", "\r"]),
+])
+def test_patched_lines_equal_a_fresh_split(seed, pieces):
+    """A keystroke's lines, patched from the last text's: the same list as splitting the new text (or None, and a
+    whole split, when a lone carriage return makes counting line feeds unsure), the untouched lines the very
+    same objects."""
+    rnd = random.Random(seed)
+    patched = 0
+    for _ in range(6000):
+        old = "".join(rnd.choice(pieces) for _ in range(rnd.randint(0, 30)))
+        new = list(old)
+        for _ in range(rnd.randint(1, 3)):
+            k = rnd.randint(0, len(new))
+            if rnd.random() < 0.4 and new:
+                k = min(k, len(new) - 1)
+                del new[k:k + rnd.randint(1, 3)]
+            else:
+                new[k:k] = list(rnd.choice(pieces))
+        new = "".join(new)
+        old_lines = split_lines(old)
+        got = patched_lines(old, old_lines, new)
+        if got is None:
+            assert "\r" in old + new
+            continue
+        patched += 1
+        assert got == split_lines(new), (old, new)
+        # The lines before the one holding the first changed character, and those after the one holding the last,
+        # are the old objects.
+        prefix = len(os.path.commonprefix([old, new]))
+        suffix = len(os.path.commonprefix([old[prefix:][::-1], new[prefix:][::-1]]))
+        head = old[:prefix].count("\n")
+        tail = len(old_lines) - (old[:len(old) - suffix].count("\n") + 1)
+        assert all(a is b for a, b in zip(got[:head], old_lines[:head]))
+        assert tail <= 0 or all(a is b for a, b in zip(got[-tail:], old_lines[-tail:]))
+    assert patched > 500
+
 
 from test_engine import _tree_dump  # noqa: E402
 

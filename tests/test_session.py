@@ -256,3 +256,40 @@ def test_a_child_cells_shadowing_follows_every_keystroke_that_adds_or_removes_a_
     session = DocumentSession()
     assert _line_8_9_codes(session, without_inner_bprop) == []
     assert _line_8_9_codes(session, with_other) == []
+
+
+_FLAGGED = '''from mindspore import nn
+
+FLAG = True
+
+
+def custom_grad(x, out, dout):
+    return (dout * 100,)
+
+
+class Sq(nn.Cell):
+    if FLAG:
+        def __init__(self):
+            super().__init__()
+            self.bprop = custom_grad
+    else:
+        def __init__(self):
+            super().__init__()
+
+    def construct(self, x):
+        return x * x
+
+    def helper(self):
+        return self.bprop
+'''
+
+
+def test_a_class_body_condition_edited_elsewhere_changes_which_self_bprop_assignments_count():
+    # Which ``__init__`` the class keeps depends on FLAG, a statement of its own: editing it re-reads the class's
+    # members, and BP011's per-class answer (kept with the class while its members stay the same) with them.
+    session = DocumentSession()
+    for text in (_FLAGGED, _FLAGGED.replace("FLAG = True", "FLAG = False"), _FLAGGED):
+        got = session.analyse(text, Settings())
+        want = analyze(text, Settings(), verify_fixes=False)
+        assert [(f.code, f.span) for f in got.findings] == [(f.code, f.span) for f in want.findings]
+        assert ("BP011" in {f.code for f in got.findings}) == ("FLAG = True" in text)

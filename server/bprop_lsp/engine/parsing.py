@@ -60,6 +60,55 @@ def split_lines(text: str) -> list[str]:
     return lines
 
 
+def patched_lines(old_text: str | None, old_lines: list[str], text: str) -> list[str] | None:
+    """``split_lines(text)`` from ``old_lines`` (``split_lines(old_text)``): the lines around where ``text`` differs
+    from ``old_text`` split afresh, the others the old line objects (list slices). None when that is not certain to
+    equal a fresh split (a carriage return not followed by a line feed anywhere near: parso breaks lines there
+    too), then the caller splits the whole text. A keystroke in a 10,000-line file: ~0.2 ms instead of ~1.3, and
+    the line diff after it compares the untouched lines by identity."""
+    if old_text is None:
+        return None
+    if old_text is text:
+        return old_lines
+    n_old, n_new = len(old_text), len(text)
+    # The common prefix, by bisection: each step compares (and copies) only the part not yet known to match.
+    lo, hi = 0, min(n_old, n_new)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if text.startswith(old_text[lo:mid], lo):
+            lo = mid
+        else:
+            hi = mid - 1
+    prefix = lo
+    if prefix == n_old == n_new:
+        return old_lines
+    # The common suffix, within what the prefix left.
+    lo, hi = 0, min(n_old, n_new) - prefix
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if text.endswith(old_text[n_old - mid:n_old - lo], 0, n_new - lo):
+            lo = mid
+        else:
+            hi = mid - 1
+    suffix = lo
+    # Whole lines around the change: from the start of the line holding the first changed character to the end of
+    # the line holding the last (a line break in the common suffix ends it; else the text's end).
+    start = old_text.rfind("\n", 0, prefix) + 1
+    old_end = old_text.find("\n", n_old - suffix)
+    old_end = n_old if old_end == -1 else old_end + 1
+    new_end = n_new - (n_old - old_end)
+    old_part, new_part = old_text[start:old_end], text[start:new_end]
+    for t in (old_text, new_part):
+        if "\r" in t and t.count("\r") != t.count("\r\n"):
+            return None  # a lone ``\r`` breaks a line too: counting ``\n`` would not tell where lines are
+    first = old_text.count("\n", 0, start)
+    replaced = split_lines(new_part)
+    if new_end < n_new:
+        replaced.pop()  # the empty part after the region's last line break: the next line follows
+    end = first + old_part.count("\n") + (1 if old_end == n_old else 0)
+    return old_lines[:first] + replaced + old_lines[end:]
+
+
 @lru_cache(maxsize=1)
 def grammar():
     return parso.load_grammar()
@@ -412,9 +461,11 @@ class ParsedDocument:
 
     def parse(self, text: str) -> Module:
         """The tree of ``text``; only what changed since the last parse is parsed again."""
-        lines = split_lines(text)
         with self._lock:
             old_module, old_lines = self.module, self.lines
+            lines = patched_lines(self.text, old_lines, text) if old_lines is not None else None
+            if lines is None:
+                lines = split_lines(text)
             module = None
             if old_module is not None:
                 if old_lines == lines:

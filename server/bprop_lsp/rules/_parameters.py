@@ -16,6 +16,18 @@ def _self_assignments(ctx, cls: ClassInfo):
         yield from _function_self_assignments(ctx.program, fn.node)
 
 
+def _self_assignments_of(ctx, cls: ClassInfo, attr: str) -> list:
+    """``_self_assignments`` of the one attribute ``attr`` (value node, statement), kept with the class while its
+    members stay the same (a keystroke elsewhere asks it of every Cell that mentions ``attr``)."""
+    members = cls.members
+    memo = cls.__dict__.setdefault("_self_assignments_of", {})
+    kept = memo.get(attr)
+    if kept is None or kept[0] is not members:
+        kept = memo[attr] = (members, [(value, stmt) for name, value, stmt in _self_assignments(ctx, cls)
+                                       if name == attr])
+    return kept[1]
+
+
 def _function_self_assignments(program, fn_node) -> list:
     """``_self_assignments`` of one method, read once per ``def`` and kept with its top-level statement."""
     facts = program.statement_facts(fn_node).setdefault("self_assignments", {})

@@ -4,7 +4,7 @@ from __future__ import annotations
 from ..engine.context import Context
 from ..engine.program import dotted
 from .base import NEVER, Draft, Invalid, Rule, Valid
-from ._parameters import _self_assignments
+from ._parameters import _self_assignments_of
 
 
 class InstanceAttributeBprop(Rule):
@@ -28,9 +28,7 @@ class InstanceAttributeBprop(Rule):
         for cls in p.classes:
             if not cls.mentions("bprop") or not p.is_cell(cls):
                 continue  # (``self.bprop = ...`` says bprop in the class)
-            for attr, value, stmt in _self_assignments(ctx, cls):
-                if attr != "bprop":
-                    continue
+            for value, stmt in _self_assignments_of(ctx, cls, "bprop"):
                 target = stmt.children[0]
                 text = dotted(value) or ""
                 if text.startswith("self.") and text.count(".") == 1:
