@@ -293,3 +293,30 @@ def test_a_class_body_condition_edited_elsewhere_changes_which_self_bprop_assign
         want = analyze(text, Settings(), verify_fixes=False)
         assert [(f.code, f.span) for f in got.findings] == [(f.code, f.span) for f in want.findings]
         assert ("BP011" in {f.code for f in got.findings}) == ("FLAG = True" in text)
+
+
+def test_nodes_found_from_a_statements_own_lines_equal_those_found_through_the_line_table():
+    # A statement read afresh finds the nodes around a word from where its code starts and its own line breaks
+    # (no line table of the whole text, no statement ends): the same nodes as through the line table, with CJK,
+    # emoji and tabs before the words, a statement after a one-line one, and the file's last statement.
+    import re
+
+    from bprop_lsp.engine.parsing import parse_text
+    from bprop_lsp.engine.program import Program, _word_hits
+
+    text = ("import mindspore.nn as nn  # 注释 😀\nx = 1; y = Net()\n\n\nclass Net(nn.Cell):\n\t'''文档 😀'''\n"
+            "\tdef construct(self, 中, y):\n\t\tself.q = Net()  # Net 😀\n\t\treturn (Net(), 中)\n\n"
+            "net = Net() if x else Net\nprint(net)")
+    program = Program(parse_text(text), text)
+    layout = program._layout
+    assert layout is not None
+    compared = 0
+    for word in sorted(set(re.findall(r"\w+", text))):
+        for types in (("expr_stmt",), ("power", "atom_expr"), ("name",)):
+            for facts, offset in program._word_statements(word) or []:
+                rels = _word_hits(facts, word)
+                own = program._nodes_in_statement(facts, rels, types)
+                assert own is not None
+                assert own == program.nodes_at([offset + rel for rel in rels], types), (word, types)
+                compared += len(own)
+    assert compared > 15

@@ -617,8 +617,41 @@ class Program:
             key = (word, types)
             nodes = cache.get(key)
             if nodes is None:
-                nodes = cache[key] = self.nodes_at([offset + rel for rel in _word_hits(facts, word)], types)
+                rels = _word_hits(facts, word)
+                nodes = self._nodes_in_statement(facts, rels, types)
+                if nodes is None:
+                    nodes = self.nodes_at([offset + rel for rel in rels], types)
+                cache[key] = nodes
             found += nodes
+        return found
+
+    def _nodes_in_statement(self, facts: dict, rels: list[int], types: tuple[str, ...]) -> list | None:
+        """``nodes_at`` for offsets ``rels`` into one top-level statement's code (``facts`` of the layout), their
+        positions read from the statement alone (where its code starts, its own line breaks) instead of the whole
+        text's line table and every statement's end, which a statement read afresh (the one a keystroke touched)
+        would otherwise build; None when its code holds a carriage return (then the line table tells)."""
+        code = facts["code"]
+        if "\r" in code:
+            return None
+        owners = self.__dict__.get("_facts_owners")
+        if owners is None:
+            owners = self.__dict__["_facts_owners"] = {id(f): child for child, _, f in self._statements.values()}
+        top = owners.get(id(facts))
+        if top is None:
+            return None
+        line0, column0 = top.get_first_leaf().get_start_pos_of_prefix()
+        found = []
+        seen = set()
+        for rel in rels:
+            breaks = code.count("\n", 0, rel)
+            if breaks:
+                line, column = line0 + breaks, rel - code.rfind("\n", 0, rel) - 1
+            else:
+                line, column = line0, column0 + rel
+            best = self._outermost_in(top, (line, column + 1), types)  # (one column into the word: see nodes_at)
+            if best is not None and id(best) not in seen:
+                seen.add(id(best))
+                found.append(best)
         return found
 
     def nodes_at(self, offsets: list[int], types: tuple[str, ...]) -> list:
@@ -645,6 +678,10 @@ class Program:
             raise ValueError("Please provide a position that exists within this node.")
         # parso's binary search over the module's children: the first whose end is not before the position.
         element = children[min(bisect.bisect_left(ends, position), len(children) - 1)]
+        return self._outermost_in(element, position, types)
+
+    def _outermost_in(self, element, position: tuple[int, int], types: tuple[str, ...]):
+        """``_outermost_at`` within the top-level statement ``element`` known to hold ``position``."""
         if position < element.start_pos:
             return None  # on a prefix
         cache = self.statement_facts(element).setdefault(POSITIONAL + "outermost_at", {})
