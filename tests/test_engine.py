@@ -396,3 +396,48 @@ def test_a_line_index_patched_for_an_edit_equals_one_built_afresh():
     crlf = LineIndex("a\r\nb\r\n")
     crlf.starts
     assert crlf.replaced(1, 2, "").starts == LineIndex("a\nb\r\n").starts  # \r: built afresh
+
+
+def test_a_line_index_patched_keystroke_after_keystroke_answers_as_one_built_afresh():
+    # Typing along a line only records that the lines below move (the table is shared, not copied); the moves
+    # pile up while the typing stays on that line and are applied when another line is edited or the whole table
+    # is asked for. Every answer (line starts, positions, offsets, line texts, the count) must be a fresh index's.
+    import random
+
+    from bprop_lsp.engine.model import Position
+    from bprop_lsp.engine.text import LineIndex
+
+    rnd = random.Random(12)
+    pieces = ["a", "中", "😀", "\n", "  ", "x = 1\n", ""]
+    shared = 0
+    for _ in range(150):
+        text = "".join(rnd.choice(["x = 1\n", "中文 😀\n", "\n", "def f():\n    pass\n"]) for _ in range(12))
+        index = LineIndex(text)
+        index.starts
+        for step in range(25):
+            line = rnd.randrange(index.line_count)
+            if rnd.random() < 0.7:  # typing or deleting within one line
+                start = index.line_start(line) + rnd.randrange(len(index.line_text(line)) + 1)
+                end = start + (rnd.randrange(2) if start < index.line_end(line) else 0)
+                new = rnd.choice(["a", "中", "😀", ""])
+            else:
+                start = rnd.randrange(len(index.text) + 1)
+                end = rnd.randrange(start, min(len(index.text), start + 8) + 1)
+                new = "".join(rnd.choice(pieces) for _ in range(rnd.randrange(3)))
+            before = index
+            index = index.replaced(start, end, new)
+            if index._starts is not None and index._starts is before._starts:
+                shared += 1
+            fresh = LineIndex(index.text)
+            assert index.line_count == fresh.line_count
+            for k in range(fresh.line_count):
+                assert index.line_start(k) == fresh.starts[k]
+                assert index.line_text(k) == fresh.line_text(k)
+            for offset in range(len(index.text) + 1):
+                assert index.position(offset) == fresh.position(offset)
+            for _ in range(5):
+                pos = Position(rnd.randrange(-1, fresh.line_count + 2), rnd.randrange(-1, 12))
+                assert index.offset(pos) == fresh.offset(pos)
+            if step % 7 == 6:
+                assert index.starts == fresh.starts  # the pending move applied
+    assert shared > 1000  # most keystrokes patched nothing

@@ -76,12 +76,12 @@ class Document:
 
     def offset(self, pos: types.Position, encoding: str) -> int:
         """Offset into ``text`` of a client position (clamped as the spec asks: past the end -> the end)."""
-        starts = self.starts
-        if pos.line >= len(starts):
+        index = self.index
+        if pos.line >= index.line_count:
             return len(self.text)
         if pos.line < 0:
             return 0
-        return starts[pos.line] + column_from_client(self.line_text(pos.line), pos.character, encoding)
+        return index.line_start(pos.line) + column_from_client(self.line_text(pos.line), pos.character, encoding)
 
     def apply_change(self, change: Any, encoding: str) -> None:
         if isinstance(change, types.TextDocumentContentChangePartial) or getattr(change, "range", None) is not None:
