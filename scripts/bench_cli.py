@@ -202,7 +202,8 @@ def breakdown(paths: list[Path], repeat: int) -> None:
     import gc
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
-    from bprop_lsp.engine import Settings, analyze
+    from bprop_lsp.checker import RULES, analyze
+    from bprop_lsp.engine import Settings
     from bprop_lsp.engine import analysis as engine_analysis
     from bprop_lsp.engine import partial
     from bprop_lsp.engine.parsing import ParsedDocument
@@ -246,7 +247,7 @@ def breakdown(paths: list[Path], repeat: int) -> None:
                         engine_analysis._syntax_errors(m)
                 else:
                     for m, text in zip(modules, texts):
-                        engine_analysis._analyze_module(m, text, settings, with_syntax_errors=False)
+                        engine_analysis._analyze_module(m, text, settings, with_syntax_errors=False, rules=RULES)
                 totals[name].append(time.perf_counter() - t)
                 del modules
                 continue

@@ -171,7 +171,8 @@ def breakdown(text: str, kinds, edits: int) -> dict:
     ``DocumentSession``, each stage's time exclusive of the stages it calls (engine internals, wrapped here: a
     measurement, not an API). A pause between edits, as in a client, leaves caches as cold as the server sees."""
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "server"))
-    from bprop_lsp.engine import DocumentSession, Settings, analysis, callsites, context, parsing, program, rule_memo
+    from bprop_lsp.checker import DocumentSession
+    from bprop_lsp.engine import Settings, analysis, callsites, context, parsing, program, rule_memo
 
     acc: dict[str, float] = {}
     stack: list[float] = []

@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
-from bprop_lsp.engine import analyze, fix_all  # noqa: E402
+from bprop_lsp.checker import analyze, fix_all  # noqa: E402
 
 
 def main() -> int:

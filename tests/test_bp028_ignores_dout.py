@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from bprop_lsp.engine import Severity, analyze
+from bprop_lsp.checker import analyze
+from bprop_lsp.engine import Severity
 from bprop_lsp.rules import RULES_BY_CODE
 
 PROBES = Path(__file__).parent / "fixtures" / "mindspore_probes"

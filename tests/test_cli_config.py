@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from bprop_lsp.checker import RULE_NAMES
 from bprop_lsp.cli.main import main
 from bprop_lsp.engine import settings as engine_settings
 
@@ -44,18 +45,18 @@ def test_invalid_selectors_is_a_pure_function_with_suggestions():
     assert "`bprop-lsp rule` lists the rules" in selector_message("XYZ", [], "--select")
 
 
-def test_invalid_selectors_defaults_to_every_rule():
+def test_invalid_selectors_against_every_built_in_rule():
     invalid_selectors = engine_settings.invalid_selectors
-    assert invalid_selectors(["BP001", "BP04", "BP050"]) == []
-    assert invalid_selectors(["BP0O1"]) == [("BP0O1", ["BP001"])]
+    assert invalid_selectors(["BP001", "BP04", "BP050"], RULE_NAMES) == []
+    assert invalid_selectors(["BP0O1"], RULE_NAMES) == [("BP0O1", ["BP001"])]
 
 
 def test_merge_reports_bad_selectors_as_errors_and_never_selects_nothing():
     Settings, merge = engine_settings.Settings, engine_settings.merge
-    result = merge(Settings(), {"select": ["BP0O1"]}, "pyproject.toml")
+    result = merge(Settings(), {"select": ["BP0O1"]}, "pyproject.toml", rules=RULE_NAMES)
     assert result.errors == ["pyproject.toml: unknown rule selector `BP0O1` in 'select'; did you mean BP001?"]
     assert result.settings.select is None  # not (): a typo must not turn every rule off
-    result = merge(Settings(), {"select": ["BP0O1", "BP02"], "ignore": "BP999"}, "cfg")
+    result = merge(Settings(), {"select": ["BP0O1", "BP02"], "ignore": "BP999"}, "cfg", rules=RULE_NAMES)
     assert result.settings.select == ("BP02",) and len(result.errors) == 2
 
 

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from bprop_lsp.engine import DocumentSession, Settings, Severity, analyze, apply_edits, fix_all
+from bprop_lsp.checker import RULE_NAMES, DocumentSession, analyze, fix_all
+from bprop_lsp.engine import Settings, Severity, apply_edits
 from bprop_lsp.engine.settings import merge
 
 SEED = ("from mindspore import nn\n"
@@ -111,7 +112,8 @@ def test_mode_specific_findings_follow_the_mode():
 
 
 def test_settings_merge_reports_bad_values():
-    result = merge(Settings(), {"mode": "fast", "select": ["BP001", "XYZ"], "bogus": 1, "ignore": 5}, "test")
+    result = merge(Settings(), {"mode": "fast", "select": ["BP001", "XYZ"], "bogus": 1, "ignore": 5}, "test",
+                   rules=RULE_NAMES)
     assert result.settings.mode == "auto" and result.settings.select == ("BP001",)
     assert len(result.warnings) == 3 and all(w.startswith("test:") for w in result.warnings)
     # A selector that matches no rule changes what is checked: an error (the CLI exits 2), not a warning.

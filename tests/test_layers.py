@@ -1,6 +1,6 @@
 """Layers point down: the server and the CLI use the engine's public API only (the package's ``__all__`` and its
 value modules ``model``, ``settings`` and ``text``), nothing private; the engine imports no rule, server or CLI
-module at import time, and the server imports nothing from the CLI."""
+module anywhere (its rules are handed to it: ``bprop_lsp.checker``), and the server imports nothing from the CLI."""
 import ast
 from pathlib import Path
 
@@ -41,12 +41,69 @@ def test_the_server_imports_nothing_from_the_cli():
     assert offenders == []
 
 
-def test_the_engine_imports_no_rule_server_or_cli_at_module_level():
+# What the engine must not import: the rules (handed to every analysis instead), the composition root that holds
+# them, the server and the CLI.
+_ABOVE_THE_ENGINE = ("rules", "checker", "lsp", "cli")
+
+
+def _imports_above_the_engine(source: str) -> list[str]:
+    """Every import of ``_ABOVE_THE_ENGINE`` in ``source`` (an engine module, two levels below the package root),
+    at any depth (module level, in a function, under ``TYPE_CHECKING``): ``from ..rules import X``,
+    ``from .. import rules``, ``from bprop_lsp.rules import X``, ``import bprop_lsp.rules`` and
+    ``importlib.import_module("…rules…")`` / ``__import__`` of such a name."""
+    found = []
+
+    def above(dotted: str) -> bool:
+        parts = dotted.split(".")
+        return parts[0] in _ABOVE_THE_ENGINE or (parts[0] == "bprop_lsp" and len(parts) > 1
+                                                 and parts[1] in _ABOVE_THE_ENGINE)
+
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom):
+            module = node.module or ""
+            if node.level == 2 and (above(module) or (not module and any(above(a.name) for a in node.names))):
+                found.append(f"from {'.' * node.level}{module} import {', '.join(a.name for a in node.names)}")
+            elif node.level == 0 and (above(module) or (module == "bprop_lsp"
+                                                        and any(above(a.name) for a in node.names))):
+                found.append(f"from {module} import {', '.join(a.name for a in node.names)}")
+        elif isinstance(node, ast.Import):
+            found += [f"import {a.name}" for a in node.names if above(a.name)]
+        elif isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant) \
+                and isinstance(node.args[0].value, str):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+            target = node.args[0].value
+            if name in ("import_module", "__import__") and above(target.lstrip(".")):
+                found.append(f"{name}({target!r})")
+    return found
+
+
+def test_the_engine_imports_no_rule_server_or_cli_anywhere():
     offenders = []
     for path in sorted((PACKAGE / "engine").glob("*.py")):
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        for node in tree.body:  # module level only: the rule registry is imported when rules run
-            if isinstance(node, ast.ImportFrom) and node.level == 2 and (node.module or "").split(".")[0] in \
-                    ("rules", "lsp", "cli"):
-                offenders.append(f"engine/{path.name}: {node.module}")
+        offenders += [f"engine/{path.name}: {imp}" for imp in _imports_above_the_engine(path.read_text("utf-8"))]
     assert offenders == []
+
+
+def test_the_engine_import_check_sees_imports_at_any_depth():
+    # What the engine did before its rules were handed in (analysis.py, settings.py, __init__.py), and the other
+    # spellings of the same import.
+    lazy = (
+        "def _analyze_module(module):\n"
+        "    from ..rules import ALL_RULES\n"
+        "    return ALL_RULES\n"
+    )
+    assert _imports_above_the_engine(lazy) == ["from ..rules import ALL_RULES"]
+    spellings = (
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n    from ..lsp.server import Server\n"
+        "def f():\n"
+        "    from .. import rules\n"
+        "    import bprop_lsp.cli.main\n"
+        "    from bprop_lsp.checker import RULES\n"
+        "    from bprop_lsp import rules as registry\n"
+        "    importlib.import_module('bprop_lsp.rules')\n"
+        "    from ..engine.model import Finding\n"  # the engine itself: allowed
+        "    from .parsing import grammar\n"
+    )
+    assert len(_imports_above_the_engine(spellings)) == 6

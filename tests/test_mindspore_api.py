@@ -7,7 +7,7 @@ from importlib import resources
 
 import pytest
 
-from bprop_lsp.engine import analyze
+from bprop_lsp.checker import analyze
 from bprop_lsp.engine.mindspore_api import (
     builtin_ops, is_nn_cell_qualname, nn_cell_signature, nn_cells, ops_with_cpp_bprop,
 )

@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from bprop_lsp.engine import DocumentSession, Settings, analyze
+from bprop_lsp.checker import DocumentSession, analyze
+from bprop_lsp.engine import Settings
 
 
 @pytest.fixture(autouse=True)

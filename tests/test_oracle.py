@@ -9,7 +9,8 @@ import pytest
 
 from labelled import covers, expected_line, ids
 
-from bprop_lsp.engine import Severity, analyze, fix_all
+from bprop_lsp.checker import analyze, fix_all
+from bprop_lsp.engine import Severity
 from bprop_lsp.engine.parsing import parse_text, syntax_errors
 
 ORACLE = Path(__file__).parent / "fixtures" / "oracle"

@@ -13,6 +13,7 @@ from urllib.parse import unquote, urlparse
 
 import pytest
 
+from bprop_lsp.checker import RULE_NAMES
 from bprop_lsp.cli.main import main
 from bprop_lsp.cli.rule_docs import generated_files, rule_markdown
 from bprop_lsp.cli.settings_schema import settings_schema
@@ -123,7 +124,7 @@ def test_schema_validates_the_documented_examples():
         errors = [e.message for e in validator.iter_errors(table)]
         assert not errors, (table, errors)
         # and the loader takes it without a word
-        result = settings_loader.merge(settings_loader.Settings(), table, "README")
+        result = settings_loader.merge(settings_loader.Settings(), table, "README", rules=RULE_NAMES)
         assert not result.warnings and not result.errors
 
 
@@ -134,7 +135,7 @@ def test_schema_validates_the_documented_examples():
 def test_schema_rejects_what_the_loader_warns_about(table):
     validator = _validator()
     assert list(validator.iter_errors(table)), table
-    result = settings_loader.merge(settings_loader.Settings(), table, "t")
+    result = settings_loader.merge(settings_loader.Settings(), table, "t", rules=RULE_NAMES)
     assert result.warnings or result.errors
 
 
@@ -143,7 +144,7 @@ def test_schema_rejects_what_the_loader_warns_about(table):
 ])
 def test_schema_accepts_what_the_loader_accepts(table):
     assert not list(_validator().iter_errors(table))
-    result = settings_loader.merge(settings_loader.Settings(), table, "t")
+    result = settings_loader.merge(settings_loader.Settings(), table, "t", rules=RULE_NAMES)
     assert not result.warnings and not result.errors
 
 

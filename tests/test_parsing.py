@@ -36,7 +36,8 @@ from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
 
-from bprop_lsp.engine import DocumentSession, Settings, analyze  # noqa: E402
+from bprop_lsp.checker import DocumentSession, analyze  # noqa: E402
+from bprop_lsp.engine import Settings  # noqa: E402
 from bprop_lsp.engine.parsing import ParsedDocument, grammar  # noqa: E402
 
 

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from bprop_lsp.engine import Settings, analyze
+from bprop_lsp.checker import RULES, analyze
+from bprop_lsp.engine import Settings
 from bprop_lsp.engine import partial as P
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -184,7 +185,7 @@ def test_a_second_binding_of_a_called_name_is_kept():
 # ------------------------------------------------------------------------------------------- equality
 def same_findings(text: str, settings: Settings) -> bool:
     """Whether the partial parse (when it is used) gives the full parse's findings; True when it is used."""
-    partial = P.analyze_relevant(text, settings, verify_fixes=True)
+    partial = P.analyze_relevant(text, settings, rules=RULES, verify_fixes=True)
     full = analyze(text, settings, with_syntax_errors=False)
     if partial is not None:
         assert comparable(partial) == comparable(full)

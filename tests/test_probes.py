@@ -10,7 +10,8 @@ import pytest
 
 from labelled import covers, expected_line, ids
 
-from bprop_lsp.engine import Severity, analyze
+from bprop_lsp.checker import analyze
+from bprop_lsp.engine import Severity
 
 PROBES = Path(__file__).parent / "fixtures" / "probes"
 LABELS = json.loads((PROBES / "labels.json").read_text(encoding="utf-8"))

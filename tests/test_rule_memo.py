@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from bprop_lsp.engine import DocumentSession, Settings, analyze
+from bprop_lsp.checker import DocumentSession, analyze
+from bprop_lsp.engine import Settings
 from bprop_lsp.engine import rule_memo
 
 

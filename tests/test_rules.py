@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from bprop_lsp.engine import Settings, analyze, apply_edits
+from bprop_lsp.checker import analyze
+from bprop_lsp.engine import Settings, apply_edits
 from bprop_lsp.rules import ALL_RULES
 
 VALID = [pytest.param(rule, ex, id=f"{rule.code}-valid-{i}") for rule in ALL_RULES for i, ex in enumerate(rule.valid)]

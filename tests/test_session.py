@@ -1,5 +1,6 @@
 """DocumentSession: the engine's per-document API (analyse, verify, fix_all, close), skeletons and hints."""
-from bprop_lsp.engine import DocumentSession, Settings, analyze
+from bprop_lsp.checker import RULES, DocumentSession, analyze
+from bprop_lsp.engine import Settings
 from bprop_lsp.engine.model import Edit, Span
 from bprop_lsp.engine.text import apply_edits
 
@@ -111,7 +112,7 @@ def test_fix_checks_fork_the_documents_tree_instead_of_parsing_the_file(monkeypa
     assert all(f.fix is not None for f in checked.findings)
     assert session._doc.module is tree and tree.get_code() == MANY
     # And the same verdicts as checks on full parses.
-    assert checked.findings == analysis_module.verified_findings(result.findings, MANY, Settings())
+    assert checked.findings == analysis_module.verified_findings(result.findings, MANY, Settings(), rules=RULES)
     assert full_parses
 
 

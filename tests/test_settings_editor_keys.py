@@ -3,14 +3,15 @@ exit 2 on a pyproject.toml that sets them; a misspelt one still is."""
 import subprocess
 import sys
 
+from bprop_lsp.checker import RULE_NAMES
 from bprop_lsp.engine.settings import Settings, merge
 
 
 def test_engine_accepts_editor_keys_silently():
     for key in ("inlay-hints", "inlay_hints", "inlayHints"):
-        result = merge(Settings(), {key: True, "ignore": ["BP001"]}, "pyproject.toml")
+        result = merge(Settings(), {key: True, "ignore": ["BP001"]}, "pyproject.toml", rules=RULE_NAMES)
         assert result.warnings == [] and result.settings.ignore == ("BP001",)
-    assert merge(Settings(), {"inlay-hint": True}, "pyproject.toml").warnings
+    assert merge(Settings(), {"inlay-hint": True}, "pyproject.toml", rules=RULE_NAMES).warnings
 
 
 def test_cli_check_with_inlay_hints_in_pyproject(tmp_path):

@@ -2,7 +2,7 @@
 where ``from mindspore import ops`` goes when the file has none; the result checks clean."""
 import pytest
 
-from bprop_lsp.engine import analyze
+from bprop_lsp.checker import analyze
 from bprop_lsp.engine.model import Edit, Span
 from bprop_lsp.engine.skeletons import plan_skeletons
 from bprop_lsp.engine.text import apply_edits

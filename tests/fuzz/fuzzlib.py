@@ -16,8 +16,8 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
-from bprop_lsp.engine import Settings, analyze, apply_edits, fix_all
-from bprop_lsp.engine import DocumentSession
+from bprop_lsp.checker import RULES, DocumentSession, analyze, fix_all
+from bprop_lsp.engine import Settings, apply_edits
 from bprop_lsp.engine.analysis import verified_findings
 from bprop_lsp.engine.parsing import parse_text, syntax_errors
 
@@ -389,7 +389,8 @@ class IncrementalDoc:
     def check(self, text: str):
         inc = self.session.verify(self.session.analyse(text, self.settings, with_syntax_errors=True))
         fresh = analyze(text, self.settings)
-        unforked = verified_findings(analyze(text, self.settings, verify_fixes=False).findings, text, self.settings)
+        unforked = verified_findings(analyze(text, self.settings, verify_fixes=False).findings, text, self.settings,
+                                     rules=RULES)
         assert fresh.findings == unforked, (
             f"fixes checked on a forked tree differ from full parses:\n forked {describe(fresh)}\n full   {unforked}")
         assert inc.findings == fresh.findings, (

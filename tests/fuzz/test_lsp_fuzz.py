@@ -37,7 +37,8 @@ import time
 import pytest
 
 import fuzzlib as F
-from bprop_lsp.engine import Settings, analyze
+from bprop_lsp.checker import RULE_NAMES, analyze
+from bprop_lsp.engine import Settings
 from bprop_lsp.engine.settings import merge
 
 OPS = int(os.environ.get("BPROP_FUZZ_LSP_OPS") or 120)
@@ -317,7 +318,7 @@ def run_session(seed: int, encoding: str, ops: int) -> dict:
             elif op == "config":
                 value, valid = pick.choice(SETTINGS_CHOICES)
                 server.notify("workspace/didChangeConfiguration", {"settings": {"bprop-lsp": value}})
-                settings = merge(Settings(), value, "fuzz").settings if valid else None
+                settings = merge(Settings(), value, "fuzz", rules=RULE_NAMES).settings if valid else None
             elif op == "garbage":
                 kind = pick.int(0, 4)
                 if kind == 0:

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import fuzzlib as F
-from bprop_lsp.engine import analyze
+from bprop_lsp.checker import analyze
 
 CUSTOM_HEAD = ("from mindspore import ops\n"
                "def fwd(a):\n    return a\n"

@@ -3,7 +3,7 @@ an engine bug); every analysis appends a line to the file named by ``BPROP_TEST_
 import os
 import sys
 
-from bprop_lsp.engine import DocumentSession
+from bprop_lsp.checker import DocumentSession
 
 _analyse = DocumentSession.analyse
 

@@ -106,6 +106,6 @@ async def test_a_cell_with_no_bprop_in_the_file_at_all(client):
     s.change(URI, [edit])
     assert s.texts[URI].endswith(PLAIN + "\n    def bprop(self, a, b, out, dout):\n"
                                  "        return ops.zeros_like(a), ops.zeros_like(b)\n")
-    from bprop_lsp.engine import analyze
+    from bprop_lsp.checker import analyze
 
     assert analyze(s.texts[URI]).findings == []

@@ -5,6 +5,7 @@ import os
 import sys
 from pathlib import Path
 
+from ..checker import RULE_NAMES  # (reads the rule registry only when a selector is checked)
 from ..engine.settings import (Settings, SettingsResult, find_pyproject, invalid_selectors, merge, selector_message,
                                settings_from_pyproject)
 from ..sources import iter_paths
@@ -41,13 +42,13 @@ class SettingsResolver:
         for flag, value in (("--select", self.args.select), ("--ignore", self.args.ignore)):
             if value:
                 items = [v.strip() for v in value.split(",") if v.strip()]
-                for bad, suggestions in invalid_selectors(items):
+                for bad, suggestions in invalid_selectors(items, RULE_NAMES):
                     self.errors.append(selector_message(bad, suggestions, flag))
 
     def _settings(self, pyproject: Path | None) -> tuple[Settings, bool]:
         if pyproject is None:
             return self._apply_flags(Settings()), False
-        result: SettingsResult = settings_from_pyproject(pyproject)
+        result: SettingsResult = settings_from_pyproject(pyproject, rules=RULE_NAMES)
         broken = bool(result.errors)
         for w in result.warnings:
             if "invalid TOML" in w or "cannot read" in w or "must be a table" in w:
@@ -76,7 +77,7 @@ class SettingsResolver:
             raw["select"] = self.args.select
         if self.args.ignore:
             raw["ignore"] = self.args.ignore
-        result = merge(base, raw, "command line")  # its selector errors were reported by _check_flags
+        result = merge(base, raw, "command line", rules=RULE_NAMES)  # its selector errors: see _check_flags
         for w in result.warnings:
             self._once(w, None)
         return result.settings

@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, TextIO
 
 from ..sources import SourceError, SourceFile, display_path, read_source, read_source_if, write_source
-from .. import engine  # its names load on first use: a tree without bprop never loads parso or the rules
+from .. import checker  # the engine with the built-in rules, loaded on first use: a tree without bprop never
+# loads parso or the rules
 from ..engine.settings import Settings
 
 if TYPE_CHECKING:
@@ -38,13 +39,13 @@ POOL_MIN_BYTES = 2048
 
 
 def analyze(text, settings, **kw):
-    """``engine.analyze`` (imported on first use; a module attribute, so tests can replace it)."""
-    return engine.analyze(text, settings, **kw)
+    """``checker.analyze`` (imported on first use; a module attribute, so tests can replace it)."""
+    return checker.analyze(text, settings, **kw)
 
 
 def fix_all(text, settings, **kw):
-    """``engine.fix_all`` (imported on first use)."""
-    return engine.fix_all(text, settings, **kw)
+    """``checker.fix_all`` (imported on first use)."""
+    return checker.fix_all(text, settings, **kw)
 
 
 @dataclass(frozen=True)

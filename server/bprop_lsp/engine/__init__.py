@@ -1,15 +1,23 @@
-"""The pure analysis core: text in, findings (with exact spans and fixes) out. No LSP types.
+"""The pure analysis core: text and rules in, findings (with exact spans and fixes) out. No LSP types.
+
+The engine imports no rule: every analysis is handed its rules (a sequence of ``Rule``, the protocol in model.py),
+as Fixit's engine is. ``bprop_lsp.checker`` is the engine with bprop-lsp's own rules (what the CLI, the server and
+the tests run: ``checker.analyze(text, settings)``, ``checker.DocumentSession()``).
 
     from bprop_lsp.engine import analyze, Settings
-    result = analyze(source_text, Settings(mode="auto"))
+    result = analyze(source_text, Settings(mode="auto"), rules=rules)
     result.findings   # list[Finding], sorted by position
     result.bprops     # list[BpropInfo], every custom bprop the engine recognised (hover, inlay hints)
     result.skeletons  # list[Skeleton], Cells that could take a custom bprop (a code action)
 
-    session = DocumentSession()   # what an editor keeps per open document (see session.py)
+    session = DocumentSession(rules=rules)   # what an editor keeps per open document (see session.py)
+    fixed, count = fix_all(source_text, settings, rules=rules)
+
+Settings name rules by code: ``settings.merge(base, raw, source, rules=names)`` and ``settings_from_pyproject``
+check ``select``/``ignore`` against ``names`` (code -> rule name).
 
 Names are imported on first use (PEP 562): ``from bprop_lsp.engine import Settings`` loads the settings model
-alone, not parso and the rules (the CLI reads every file of a tree before it knows whether any needs the engine).
+alone, not parso (the CLI reads every file of a tree before it knows whether any needs the engine).
 """
 from __future__ import annotations
 
@@ -21,7 +29,7 @@ _EXPORTS = {
     "analyze": "analysis",
     "apply_fix": "fixes", "fix_all": "fixes",
     "Applicability": "model", "Edit": "model", "Finding": "model", "Fix": "model", "Position": "model",
-    "Related": "model", "Severity": "model", "Span": "model",
+    "Related": "model", "Rule": "model", "Severity": "model", "Span": "model",
     "DocumentSession": "session",
     "Settings": "settings",
     "LineIndex": "text", "apply_edits": "text",
@@ -44,8 +52,8 @@ def __dir__():
 
 
 def warm_up() -> None:
-    """Load what the first analysis needs (the rules, parso's grammar) ahead of it."""
-    from ..rules import ALL_RULES  # noqa: F401
+    """Load what the engine's first analysis needs (parso's grammar) ahead of it; the rules are the caller's to
+    load (``bprop_lsp.checker.warm_up``)."""
     from .parsing import grammar
 
     grammar()

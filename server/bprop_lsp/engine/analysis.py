@@ -1,7 +1,8 @@
 """Run every enabled rule over one file and turn the rules' drafts into findings.
 
-The engine, not the rules, decides severity (from the modes MindSpore fails in and the mode the
-file runs in), applies ``# noqa``, and re-checks every fix before offering it.
+The rules are handed in (``rules=``, a sequence of ``model.Rule``): the engine imports none
+(``bprop_lsp.checker`` runs it with bprop-lsp's own). The engine, not the rules, decides severity (from the modes
+MindSpore fails in and the mode the file runs in), applies ``# noqa``, and re-checks every fix before offering it.
 """
 from __future__ import annotations
 
@@ -10,9 +11,10 @@ import itertools
 import logging
 import re
 from dataclasses import dataclass, field, replace
+from typing import Sequence
 
 from .context import Context, Signature
-from .model import Finding, Position, Severity, Span
+from .model import Finding, Position, Rule, Severity, Span
 from .parsing import POSITIONAL, ParsedDocument, parse_text, syntax_errors
 from .program import Program
 from .settings import Settings
@@ -102,9 +104,9 @@ class Analysis:
     fixes_verified: bool = True
 
 
-def analyze(text: str, settings: Settings = Settings(), *, verify_fixes: bool = True,
+def analyze(text: str, settings: Settings = Settings(), *, rules: Sequence[Rule], verify_fixes: bool = True,
             with_syntax_errors: bool = True, with_skeletons: bool = False, compiles: bool = False) -> Analysis:
-    """Analyse ``text`` once (the CLI; an editor keeps a ``DocumentSession`` per document instead).
+    """Analyse ``text`` with ``rules`` once (the CLI; an editor keeps a ``DocumentSession`` per document instead).
 
     ``with_syntax_errors=False`` skips parso's error finder (a third of a keystroke's cost in a large file);
     ``Analysis.syntax_errors`` is then None and ``count_syntax_errors`` gives the number when a fix is checked.
@@ -115,24 +117,27 @@ def analyze(text: str, settings: Settings = Settings(), *, verify_fixes: bool = 
     if compiles and not with_syntax_errors and not with_skeletons and "bprop" in text:
         from .partial import analyze_relevant
 
-        analysis = analyze_relevant(text, settings, verify_fixes=verify_fixes)
+        analysis = analyze_relevant(text, settings, rules=rules, verify_fixes=verify_fixes)
         if analysis is not None:
             return analysis
-    return analyze_document(ParsedDocument(), text, settings, verify_fixes=verify_fixes,
+    return analyze_document(ParsedDocument(), text, settings, rules=rules, verify_fixes=verify_fixes,
                             with_syntax_errors=with_syntax_errors, with_skeletons=with_skeletons)
 
 
-def analyze_document(doc: ParsedDocument, text: str, settings: Settings = Settings(), *, verify_fixes: bool = True,
-                     with_syntax_errors: bool = True, with_skeletons: bool = False) -> Analysis:
-    """Analyse ``text``, the current text of the document whose parse state is ``doc`` (re-parsed incrementally)."""
+def analyze_document(doc: ParsedDocument, text: str, settings: Settings = Settings(), *, rules: Sequence[Rule],
+                     verify_fixes: bool = True, with_syntax_errors: bool = True,
+                     with_skeletons: bool = False) -> Analysis:
+    """Analyse ``text`` with ``rules``, the current text of the document whose parse state is ``doc`` (re-parsed
+    incrementally)."""
     if "bprop" not in text and not (with_skeletons and "construct" in text):
         # Every rule is about a custom bprop, bprop_getters or bprop_debug: nothing to find.
         return Analysis()
     module = doc.parse(text)
     # (Checking fixes needs no syntax errors of the whole file: see _Baseline.)
-    analysis = _analyze_module(module, text, settings, with_syntax_errors, with_skeletons=with_skeletons, doc=doc)
+    analysis = _analyze_module(module, text, settings, with_syntax_errors, with_skeletons=with_skeletons, doc=doc,
+                               rules=rules)
     if verify_fixes:
-        _verify_fixes(analysis, text, settings, doc)
+        _verify_fixes(analysis, text, settings, doc, rules)
     return analysis
 
 
@@ -146,11 +151,9 @@ def count_syntax_errors(text: str, doc: ParsedDocument | None = None) -> int:
 
 def _analyze_module(module, text: str, settings: Settings, with_syntax_errors: bool = True,
                     want_fixes: bool = True, with_skeletons: bool = False, *, doc: ParsedDocument | None = None,
-                    fork: bool = False, lines: list[str] | None = None) -> Analysis:
-    """The findings of ``module``: a one-off tree, ``doc``'s tree, or (``fork``) a fix's tree forked from it
-    (``lines``: its text's lines, when at hand)."""
-    from ..rules import ALL_RULES
-
+                    fork: bool = False, lines: list[str] | None = None, rules: Sequence[Rule]) -> Analysis:
+    """The findings of ``rules`` in ``module``: a one-off tree, ``doc``'s tree, or (``fork``) a fix's tree forked
+    from it (``lines``: its text's lines, when at hand)."""
     program = Program(module, text, doc.statements if doc is not None else None, update_statements=not fork,
                       lines=lines if lines is not None else doc.lines if doc is not None and not fork else None)
     ctx = Context(program, settings)
@@ -159,7 +162,7 @@ def _analyze_module(module, text: str, settings: Settings, with_syntax_errors: b
     noqa = _noqa_lines(program)
     findings: list[Finding] = []
     seen: set[tuple] = set()
-    enabled = [rule for rule in ALL_RULES if settings.enabled(rule.code)]
+    enabled = [rule for rule in rules if settings.enabled(rule.code)]
     memoised = _memoised_drafts(ctx, doc if not fork else None, settings,
                                 [rule for rule in enabled if getattr(rule, "per_cell", False)])
     for rule in enabled:
@@ -552,16 +555,19 @@ def _has_self(fn) -> bool:
 
 
 # ----------------------------------------------------------------------------- fix checking
-def _verify_fixes(analysis: Analysis, text: str, settings: Settings, doc: ParsedDocument | None) -> None:
+def _verify_fixes(analysis: Analysis, text: str, settings: Settings, doc: ParsedDocument | None,
+                  rules: Sequence[Rule]) -> None:
     """Keep a fix only if the fixed text re-parses no worse and the finding is gone on re-check."""
     base_errors = len(analysis.syntax_errors) if analysis.syntax_errors is not None else None
-    analysis.findings = verified_findings(analysis.findings, text, settings, doc, base_errors=base_errors,
-                                          rejected=analysis.rejected_fixes)
+    analysis.findings = verified_findings(analysis.findings, text, settings, doc, rules=rules,
+                                          base_errors=base_errors, rejected=analysis.rejected_fixes)
 
 
 def verified_findings(findings: list[Finding], text: str, settings: Settings, doc: ParsedDocument | None = None, *,
-                      base_errors: int | None = None, stale=None, rejected: list | None = None) -> list[Finding] | None:
-    """``findings`` with every fix that does not pass ``check_fix`` removed (the finding itself stays).
+                      rules: Sequence[Rule], base_errors: int | None = None, stale=None,
+                      rejected: list | None = None) -> list[Finding] | None:
+    """``findings`` with every fix that does not pass ``check_fix`` removed (the finding itself stays); ``rules``:
+    those the findings came from (each fixed text is checked with them again).
 
     ``doc``: the parse state whose current text is ``text`` (fixed texts are parsed as forks of its tree).
     ``stale()`` is asked before each check: when it turns true the work stops and None is returned (the server
@@ -573,7 +579,7 @@ def verified_findings(findings: list[Finding], text: str, settings: Settings, do
     fixable = [f for f in findings if f.fix is not None]
     cleared: set[int] = set()
     if len(fixable) >= _BATCH_MIN and not (stale is not None and stale()):
-        cleared = _batch_cleared(text, fixable, settings, base_errors, doc)
+        cleared = _batch_cleared(text, fixable, settings, base_errors, doc, rules)
     out: list[Finding] = []
     for finding in findings:
         if finding.fix is None or id(finding) in cleared:
@@ -581,7 +587,7 @@ def verified_findings(findings: list[Finding], text: str, settings: Settings, do
             continue
         if stale is not None and stale():
             return None
-        reason = check_fix(text, finding, settings, base_errors, doc)
+        reason = check_fix(text, finding, settings, base_errors, doc, rules=rules)
         if reason is None:
             out.append(finding)
             continue
@@ -610,12 +616,12 @@ class _Baseline:
 
 
 def fixes_checked_together(findings: list[Finding], text: str, settings: Settings,
-                           doc: ParsedDocument | None = None) -> set[int]:
+                           doc: ParsedDocument | None = None, *, rules: Sequence[Rule]) -> set[int]:
     """ids of the findings whose fix passes when every fix is applied at once (see ``_batch_cleared``)."""
     fixable = [f for f in findings if f.fix is not None]
     if len(fixable) < 2:
         return set()
-    return _batch_cleared(text, fixable, settings, _Baseline(text, doc), doc)
+    return _batch_cleared(text, fixable, settings, _Baseline(text, doc), doc, rules)
 
 
 def _parse_fixed(text: str, fixed: str, doc: ParsedDocument | None):
@@ -630,7 +636,7 @@ def _parse_fixed(text: str, fixed: str, doc: ParsedDocument | None):
 
 
 def _batch_cleared(text: str, fixable: list[Finding], settings: Settings, base_errors: "_Baseline",
-                   doc: ParsedDocument | None = None) -> set[int]:
+                   doc: ParsedDocument | None, rules: Sequence[Rule]) -> set[int]:
     """ids of the findings whose fix is sound when every fix is applied at once: the text with all of them parses
     no worse, and each finding is gone at its (shifted) place. Empty when the fixes overlap or the combined text
     does not parse (then each is checked on its own)."""
@@ -644,7 +650,7 @@ def _batch_cleared(text: str, fixable: list[Finding], settings: Settings, base_e
     except ValueError:
         return set()
     try:
-        after = _recheck(text, fixed, settings, tuple(sorted({f.code for f in fixable})), base_errors, doc)
+        after = _recheck(text, fixed, settings, tuple(sorted({f.code for f in fixable})), base_errors, doc, rules)
     except Exception:  # noqa: BLE001 - the batch is an optimisation: on any trouble, check one by one
         _log.debug("batch fix check failed; checking one by one", exc_info=True)
         return set()
@@ -677,7 +683,7 @@ class _LineShift:
 
 
 def _recheck(text: str, fixed: str, settings: Settings, codes: tuple[str, ...], base_errors: "_Baseline",
-             doc: ParsedDocument | None) -> Analysis | None:
+             doc: ParsedDocument | None, rules: Sequence[Rule]) -> Analysis | None:
     """The findings of ``codes`` in ``fixed``, without fixes; None when ``fixed`` has more syntax errors than
     ``text``."""
     module, indices, lines = _parse_fixed(text, fixed, doc)
@@ -697,11 +703,11 @@ def _recheck(text: str, fixed: str, settings: Settings, codes: tuple[str, ...], 
     # gone" needs, and it keeps checking many fixes in one file from costing a full analysis each.
     only = replace(settings, select=codes, ignore=())
     return _analyze_module(module, fixed, only, with_syntax_errors=False, want_fixes=False,
-                           doc=doc if forked else None, fork=forked, lines=lines)
+                           doc=doc if forked else None, fork=forked, lines=lines, rules=rules)
 
 
 def check_fix(text: str, finding: Finding, settings: Settings, base_errors: "int | _Baseline",
-              doc: ParsedDocument | None = None) -> str | None:
+              doc: ParsedDocument | None = None, *, rules: Sequence[Rule]) -> str | None:
     """None if ``finding.fix`` is sound, else why not."""
     fix = finding.fix
     assert fix is not None
@@ -710,7 +716,7 @@ def check_fix(text: str, finding: Finding, settings: Settings, base_errors: "int
         fixed = apply_edits(text, fix.edits)
     except ValueError as exc:
         return f"edits overlap: {exc}"
-    after = _recheck(text, fixed, settings, (finding.code,), base_errors, doc)
+    after = _recheck(text, fixed, settings, (finding.code,), base_errors, doc, rules)
     if after is None:
         return "the fixed text does not parse"
     # The finding's line may have moved if the fix inserted lines above it.

@@ -1,8 +1,10 @@
 """Applying fixes: one at a time (a quick fix) or all safe ones (``--fix``, ``source.fixAll``)."""
 from __future__ import annotations
 
+from typing import Sequence
+
 from .analysis import Analysis, analyze_document
-from .model import Edit, Finding
+from .model import Edit, Finding, Rule
 from .parsing import ParsedDocument
 from .settings import Settings
 from .text import apply_edits
@@ -30,9 +32,9 @@ def _non_overlapping(findings: list[Finding], include_unsafe: bool) -> list[Edit
     return chosen
 
 
-def fix_all(text: str, settings: Settings = Settings(), *, include_unsafe: bool = False,
+def fix_all(text: str, settings: Settings = Settings(), *, rules: Sequence[Rule], include_unsafe: bool = False,
             doc: ParsedDocument | None = None) -> tuple[str, int]:
-    """Apply every (safe) fix, re-analysing between passes until nothing changes.
+    """Apply every (safe) fix of ``rules``' findings, re-analysing between passes until nothing changes.
 
     Returns the new text and the number of fixes applied. Each fix was re-parsed and re-checked
     before it is used here. ``doc``: parse state to re-parse each pass's text incrementally (a scratch one
@@ -41,7 +43,7 @@ def fix_all(text: str, settings: Settings = Settings(), *, include_unsafe: bool 
     doc = doc if doc is not None else ParsedDocument()
     applied = 0
     for _ in range(MAX_PASSES):
-        analysis: Analysis = analyze_document(doc, text, settings)
+        analysis: Analysis = analyze_document(doc, text, settings, rules=rules)
         edits = _non_overlapping(analysis.findings, include_unsafe)
         if not edits:
             break

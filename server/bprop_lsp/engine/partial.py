@@ -435,9 +435,10 @@ def kept_lines(text: str, masked: str) -> set[int] | None:
     return {i for i, (x, y) in enumerate(zip(a, b)) if x is y or x == y}
 
 
-def analyze_relevant(text: str, settings, *, verify_fixes: bool):
-    """``analysis.analyze`` of ``text`` (no syntax errors asked, no skeletons) from a parse of its relevant
-    statements only; None when that cannot be done with certainty (then the caller parses ``text`` in full)."""
+def analyze_relevant(text: str, settings, *, rules, verify_fixes: bool):
+    """``analysis.analyze`` of ``text`` with ``rules`` (no syntax errors asked, no skeletons) from a parse of its
+    relevant statements only; None when that cannot be done with certainty (then the caller parses ``text`` in
+    full)."""
     from .analysis import _analyze_module, _verify_fixes
     from .parsing import ParsedDocument
 
@@ -448,7 +449,7 @@ def analyze_relevant(text: str, settings, *, verify_fixes: bool):
     module = doc.parse_clean(masked)
     if module is None:
         return None  # not clean: the masking may be why; a full parse decides
-    analysis = _analyze_module(module, masked, settings, False, doc=doc)
+    analysis = _analyze_module(module, masked, settings, False, doc=doc, rules=rules)
     if any(f.fix is not None for f in analysis.findings):
         kept = kept_lines(text, masked)
         for f in analysis.findings:
@@ -458,7 +459,7 @@ def analyze_relevant(text: str, settings, *, verify_fixes: bool):
                 if kept is None or edit.span.start.line not in kept or edit.span.end.line not in kept:
                     return None
         if verify_fixes:
-            _verify_fixes(analysis, masked, settings, doc)
+            _verify_fixes(analysis, masked, settings, doc, rules)
     return analysis
 
 

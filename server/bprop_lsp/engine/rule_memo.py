@@ -357,6 +357,9 @@ class RuleMemo:
         self._delta = _NO_DELTA
         self._globals: tuple | None = None
         self._levels: dict = {}
+        # code -> the rule object whose drafts the entries hold under that code (kept alive, so never mistaken for
+        # another): drafts are stored by code, and a rule set handing in another object for a code starts afresh.
+        self._rules: dict = {}
 
     def clear(self) -> None:
         self.new, self.old = {}, {}
@@ -364,6 +367,7 @@ class RuleMemo:
         self._table_names = frozenset()
         self._keys, self._globals = {}, None
         self._levels = {}
+        self._rules = {}
 
     def levels(self, values: int) -> dict:
         """id(value node) -> (node, bound at module level), kept between analyses (bounded by the file's values)."""
@@ -442,6 +446,9 @@ class RuleMemo:
         functions = [id(s.function.node) for s in sites if s.function is not None]
         if len(set(functions)) != len(functions):
             return None
+        if any(self._rules.setdefault(rule.code, rule) is not rule for rule in rules):
+            self.clear()  # another rule set's drafts: none of them may be read back for these rules
+            self._rules = {rule.code: rule for rule in rules}
         shared = _Shared(ctx, settings_key, self)
         self.ran = self.reused = self.keys_kept = 0
         steady = self._steady(shared)

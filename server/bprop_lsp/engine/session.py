@@ -1,6 +1,6 @@
 """One document's analysis state, kept between versions: the only thing the server holds per document.
 
-    session = DocumentSession()
+    session = DocumentSession(rules=rules)             # the rules it runs, for its whole life
     analysis = session.analyse(text, settings)        # findings at once; their fixes not yet checked
     checked = session.verify(analysis, stale=lambda: False)   # fixes re-parsed and re-checked (None: stale)
     fixed, count = session.fix_all(text, settings)    # every safe fix applied, re-checked between passes
@@ -8,6 +8,8 @@
     session.close()
 
 ``analyze()`` (analysis.py) is the one-shot form for the CLI: a scratch parse state, analyse, verify.
+The engine imports no rule: ``rules`` is a sequence of ``model.Rule`` (``bprop_lsp.checker.DocumentSession`` is a
+session with bprop-lsp's own, ``rules.ALL_RULES``).
 
 The session owns the document's ``ParsedDocument`` (tree, lines, per-statement facts, syntax-issue cache, the
 Cell-scoped rules' drafts per Cell); no engine module keeps parse state of its own. One analysis at a time per
@@ -16,11 +18,11 @@ session: the tree one call returns is updated in place by the next parse.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Callable
+from typing import Callable, Sequence
 
 from .analysis import Analysis, analyze_document, fixes_checked_together, verified_findings
 from .fixes import fix_all as _fix_all
-from .model import Finding
+from .model import Finding, Rule
 from .parsing import ParsedDocument
 from .rule_memo import RuleMemo
 from .settings import Settings
@@ -29,8 +31,9 @@ from .settings import Settings
 class DocumentSession:
     """Everything one document's analysis keeps between versions (parse state, facts)."""
 
-    def __init__(self, name: str | None = None):
+    def __init__(self, name: str | None = None, *, rules: Sequence[Rule]):
         self.name = name  # for logs only
+        self.rules = tuple(rules)  # what every analysis, fix check and fix-all of this document runs
         self._doc = ParsedDocument()
         self._doc.rule_memo = RuleMemo()
 
@@ -47,7 +50,7 @@ class DocumentSession:
         Syntax errors are left out unless asked for (parso's error finder is a third of a keystroke's cost in a
         large file; the fix checks count them when they need to); so are the skeletons of every Cell without a
         bprop (an editor asks ``plan_skeletons`` for the ones around the cursor instead)."""
-        analysis = analyze_document(self._doc, text, settings, verify_fixes=False,
+        analysis = analyze_document(self._doc, text, settings, rules=self.rules, verify_fixes=False,
                                     with_syntax_errors=with_syntax_errors, with_skeletons=with_skeletons)
         analysis.text = text
         analysis.settings = settings
@@ -68,17 +71,17 @@ class DocumentSession:
         """``findings`` (of ``text``, the last text analysed) with every unsound fix removed; None once ``stale()``.
         Each fixed text is parsed as a fork of the document's tree (the statements the fix changes, parsed
         afresh): the document's own tree is never changed by a check."""
-        return verified_findings(findings, text, settings, self._doc, stale=stale, rejected=rejected)
+        return verified_findings(findings, text, settings, self._doc, rules=self.rules, stale=stale, rejected=rejected)
 
     def cleared_together(self, findings: list[Finding], text: str, settings: Settings) -> set[int]:
         """ids of the findings whose fixes pass when all of them are applied at once to ``text`` (one re-parse and
         one re-check); the others need a check of their own (``check_fixes``)."""
-        return fixes_checked_together(findings, text, settings, self._doc)
+        return fixes_checked_together(findings, text, settings, self._doc, rules=self.rules)
 
     def fix_all(self, text: str, settings: Settings = Settings(), *, include_unsafe: bool = False) -> tuple[str, int]:
         """``text`` with every (safe) fix applied, and how many were applied (on a scratch parse state: the
         document keeps the tree of its own text)."""
-        return _fix_all(text, settings, include_unsafe=include_unsafe)
+        return _fix_all(text, settings, rules=self.rules, include_unsafe=include_unsafe)
 
     def plan_skeletons(self, text: str, *, lines: tuple[int, int] | None = None):
         """Where "Add a custom bprop" writes (skeletons.py), from the document's tree."""

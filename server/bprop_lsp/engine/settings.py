@@ -56,21 +56,14 @@ _CONFUSABLE = str.maketrans({"O": "0", "Q": "0", "D": "0", "I": "1", "L": "1", "
                              "B": "8", "-": "", "_": "", " ": ""})
 
 
-def known_rules() -> dict[str, str]:
-    """Every rule code and its name (``BP001`` -> ``bprop-missing-params``)."""
-    from ..rules import ALL_RULES  # the registry; imported late, as the analysis does
-
-    return {rule.code: rule.name for rule in ALL_RULES}
-
-
-def invalid_selectors(values: Iterable[str], rules: Mapping[str, str] | None = None) -> list[tuple[str, list[str]]]:
+def invalid_selectors(values: Iterable[str], rules: Mapping[str, str]) -> list[tuple[str, list[str]]]:
     """The values of a ``select``/``ignore`` list that select no rule, each with the nearest valid codes.
 
     A selector is ``ALL`` or a code or code prefix (any case) that at least one rule code starts with.
     Suggestions come from ``difflib`` over the codes and the rule names (a name suggests its code), with
-    look-alike characters (``O`` for ``0``) tried first. ``rules`` maps code to name (default: every rule).
+    look-alike characters (``O`` for ``0``) tried first. ``rules`` maps code to name (``BP001`` ->
+    ``bprop-missing-params``) for every rule there is (the engine knows none of its own).
     """
-    rules = known_rules() if rules is None else rules
     codes = list(rules)
     bad: list[tuple[str, list[str]]] = []
     for value in values:
@@ -106,13 +99,14 @@ def selector_message(value: Any, suggestions: list[str], where: str) -> str:
     return f"unknown rule selector `{value}` in {where}; {hint}"
 
 
-def _codes(value: Any, key: str, warnings: list[str], errors: list[str]) -> tuple[str, ...] | None:
+def _codes(value: Any, key: str, warnings: list[str], errors: list[str],
+           rules: Mapping[str, str]) -> tuple[str, ...] | None:
     if isinstance(value, str):
         value = [v.strip() for v in value.split(",") if v.strip()]
     if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
         warnings.append(f"setting '{key}' must be a list of rule codes such as [\"BP001\"]; ignored")
         return None
-    bad = invalid_selectors(value)
+    bad = invalid_selectors(value, rules)
     for selector, suggestions in bad:
         errors.append(selector_message(selector, suggestions, f"'{key}'"))
     bad_values = {selector for selector, _ in bad}
@@ -122,8 +116,9 @@ def _codes(value: Any, key: str, warnings: list[str], errors: list[str]) -> tupl
     return kept
 
 
-def merge(base: Settings, raw: Mapping[str, Any] | None, source: str) -> SettingsResult:
-    """Overlay ``raw`` (a TOML table or an LSP settings object) on ``base``.
+def merge(base: Settings, raw: Mapping[str, Any] | None, source: str, *, rules: Mapping[str, str]) -> SettingsResult:
+    """Overlay ``raw`` (a TOML table or an LSP settings object) on ``base``; ``rules`` (code -> name, every rule
+    there is) is what ``select``/``ignore`` are checked against (``invalid_selectors``).
 
     Unknown keys and ill-typed values are ``warnings`` (the rest applies). Rule selectors that match no rule are
     ``errors``: they are dropped (a list left empty by that keeps the value in force, so a typo never turns every
@@ -155,7 +150,7 @@ def merge(base: Settings, raw: Mapping[str, Any] | None, source: str) -> Setting
             else:
                 warnings.append(f"{source}: setting 'mode' must be one of {', '.join(MODES)}, got {value!r}; kept {base.mode!r}")
         elif name in ("select", "ignore"):
-            codes = _codes(value, key, warnings, errors)
+            codes = _codes(value, key, warnings, errors, rules)
             if codes is not None:
                 changes[name] = codes
         elif name == "exclude":
@@ -204,9 +199,10 @@ def read_pyproject(path: Path) -> tuple[Mapping[str, Any] | None, str | None]:
     return table, None
 
 
-def settings_from_pyproject(path: Path, base: Settings = Settings()) -> SettingsResult:
+def settings_from_pyproject(path: Path, base: Settings = Settings(), *, rules: Mapping[str, str]) -> SettingsResult:
+    """``[tool.bprop-lsp]`` of ``path`` over ``base`` (``merge``; ``rules``: code -> name of every rule)."""
     table, error = read_pyproject(path)
-    result = merge(base, table, str(path))
+    result = merge(base, table, str(path), rules=rules)
     if error:
         result.warnings.insert(0, error)
     return result

@@ -132,7 +132,7 @@ class DocState:
 
     def engine_session(self):
         if self.session is None:
-            from ..engine import DocumentSession  # the engine loads lazily: server start-up stays short
+            from ..checker import DocumentSession  # the engine loads lazily: server start-up stays short
 
             self.session = DocumentSession(self.doc.uri)
         return self.session

@@ -37,7 +37,7 @@ def _has_safe_fix(state) -> bool:
 
 
 def _fix_all_edits(text: str, settings, lines: Lines, encoding: str) -> list[types.TextEdit]:
-    from ..engine import fix_all
+    from ..checker import fix_all
 
     fixed, _count = fix_all(text, settings)
     return [types.TextEdit(range=lines.range_to_client(span, encoding), new_text=new)

@@ -327,10 +327,11 @@ class Scheduler:
         return session.analyse(text, settings)
 
     def warm_up(self) -> None:
-        """Import the engine and load parso's grammar off the event loop, before the first document arrives."""
+        """Import the engine and the rules and load parso's grammar off the event loop, before the first document
+        arrives."""
 
         def load():
-            from ..engine import warm_up
+            from ..checker import warm_up
 
             warm_up()
 

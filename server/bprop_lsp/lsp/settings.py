@@ -74,9 +74,10 @@ def check_selectors(key: str, value: Any) -> tuple[Any, str | None]:
     entries = [v.strip() for v in value.split(",") if v.strip()] if isinstance(value, str) else value
     if not isinstance(entries, (list, tuple)) or not all(isinstance(v, str) for v in entries):
         return value, None
+    from ..checker import RULE_NAMES
     from ..engine.settings import invalid_selectors  # one validation for the CLI, pyproject and the server
 
-    problems = invalid_selectors(entries)
+    problems = invalid_selectors(entries, RULE_NAMES)
     if not problems:
         return value, None
     bad = [v for v, _ in problems]
@@ -200,6 +201,7 @@ class SettingsStore:
         return merged
 
     def _merge(self, base: "tuple[Settings, EditorSettings]", raw: Any, label: str) -> "tuple[Settings, EditorSettings]":
+        from ..checker import RULE_NAMES
         from ..engine.settings import merge
 
         if raw is None:
@@ -207,7 +209,7 @@ class SettingsStore:
         settings, editor = base
         if isinstance(raw, Mapping):
             raw, editor = self._take_editor_keys(raw, editor, label)
-        result = merge(settings, raw, label)
+        result = merge(settings, raw, label, rules=RULE_NAMES)
         for warning in result.warnings:
             self._once(warning)
         return result.settings, editor

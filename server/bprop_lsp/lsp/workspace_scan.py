@@ -87,7 +87,7 @@ def read_file(path: str, settings_hash: int, previous_id: str | None) -> DiskFil
 
 
 def _analyse(text: str, settings):
-    from ..engine import analyze
+    from ..checker import analyze
 
     # No fix checks: a closed file's fixes are offered (and checked) once it is opened.
     analysis = analyze(text, settings, verify_fixes=False, with_syntax_errors=False)
