@@ -321,3 +321,64 @@ def test_nodes_found_from_a_statements_own_lines_equal_those_found_through_the_l
                 assert own == program.nodes_at([offset + rel for rel in rels], types), (word, types)
                 compared += len(own)
     assert compared > 15
+
+
+_CALLS = '''from mindspore import nn, ops
+
+
+class A(nn.Cell):
+    def construct(self, x, y):
+        return x * y
+
+
+class B(nn.Cell):
+    def construct(self, x):
+        return x
+
+
+class Outer(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.inner = A()
+
+    def construct(self, x):
+        return self.inner(x, x)
+
+
+net = A()
+spare = 1
+out = net(1, 2)
+grads = ops.GradOperation()(net)(3, 4)
+direct = A()(5, 6)
+'''
+
+
+def test_the_call_index_kept_per_statement_follows_what_its_lookups_answer():
+    # A statement's resolved calls are kept with it while the class names and the one bindings its resolution
+    # looked up answer the same: rebinding ``net`` elsewhere, a second binding of it, a renamed class must each
+    # give the call index a fresh parse gives.
+    from bprop_lsp.engine.callsites import build_call_index
+    from bprop_lsp.engine.parsing import ParsedDocument, parse_text
+    from bprop_lsp.engine.program import Program
+
+    def sites(program):
+        index = build_call_index(program)
+        return sorted((cls.name, site.node.get_code(include_prefix=False), site.node.start_pos, len(site.positional))
+                      for cls in program.classes for site in index.sites(cls))
+
+    versions = [
+        _CALLS,
+        _CALLS.replace("net = A()", "net = B()"),  # the binding another statement's calls resolve through
+        _CALLS.replace("spare = 1", "net = B()"),  # a second binding: ``net`` names no one instance
+        _CALLS.replace("class A(nn.Cell):", "class A2(nn.Cell):"),  # the class the calls name is gone
+        _CALLS.replace("spare = 1", "class A(nn.Cell):\n    pass"),  # a second class A: the later one counts
+        _CALLS,
+    ]
+    doc = ParsedDocument()
+    seen = set()
+    for text in versions:
+        module = doc.parse(text)
+        got = sites(Program(module, text, doc.statements, lines=doc.lines))
+        assert got == sites(Program(parse_text(text), text)), text
+        seen.add(tuple(got))
+    assert len(seen) >= 4  # the versions do differ in their call sites

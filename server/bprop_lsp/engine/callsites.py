@@ -35,35 +35,40 @@ class CallIndex:
 def build_call_index(program: Program) -> CallIndex:
     index = CallIndex()
     classes = {c.name: c for c in program.classes}
+    assignments = program.assignments
+    # What each resolution looked up (see ``_Lookups``), so that a statement's resolved calls are kept with it
+    # while every lookup still gives the same answer.
+    lookups = _Lookups(classes, assignments)
 
     def instance_class(expr) -> ClassInfo | None:
         """The Cell class ``expr`` evaluates to an instance of, if it can be told."""
         c = call_of(expr) if expr.type in ("power", "atom_expr") else None
         if c and c[0] and "." not in c[0]:
-            return classes.get(c[0])
+            return lookups.cls(c[0])
         if expr.type == "name":
-            values = program.assignments.get(expr.value, [])
-            if len(values) == 1 and values[0] is not expr:
-                return instance_class(values[0])
+            value = lookups.single_value(expr.value)
+            if value is not None and value is not expr:
+                return instance_class(value)
+            return None
         text = dotted(expr)
         if text and text.startswith("self.") and text.count(".") == 1:
             attr = text[5:]
+            # (the values of ``self.attr`` in the class around ``expr``: the statement holding ``expr``, which a
+            # lookup that led here names by its node)
             found = [v for v in _self_attr_values(program, expr, attr)]
             if len(found) == 1:
                 return instance_class(found[0])
         return None
 
-    assignments = program.assignments
-
     def resolve(ref) -> ClassInfo | None:
         """``instance_class`` of an expression, from what ``_local_ref`` read of it."""
         if ref[0] == "class":
-            return classes.get(ref[1])
+            return lookups.cls(ref[1])
         if ref[0] == "name":
             # a name: what its one module binding is an instance of (a name never reads as ``self.x``)
-            values = assignments.get(ref[1].value)
-            if values and len(values) == 1 and values[0] is not ref[1]:
-                return instance_class(values[0])
+            value = lookups.single_value(ref[1].value)
+            if value is not None and value is not ref[1]:
+                return instance_class(value)
             return None
         if ref[0] == "endless":
             raise RecursionError("a reference that never ends")
@@ -72,7 +77,8 @@ def build_call_index(program: Program) -> CallIndex:
     # The calls of each top-level statement are read once and kept with it (Program.statement_facts): an edit
     # re-reads the statement it touched. What a call's callee refers to is followed within the statement as far
     # as it goes (``self.net`` to the ``self.net = ...`` of its class); only the rest (a class name, a module
-    # name) is resolved here, against the whole file.
+    # name) is resolved here, against the whole file, and the result is kept with the statement with what it
+    # looked up: a keystroke elsewhere resolves nothing again when those lookups answer the same.
     for child, _scanned, facts in program._statements.values():
         refs = facts.get("call_refs")
         if refs is None:
@@ -94,20 +100,70 @@ def build_call_index(program: Program) -> CallIndex:
                         break
                 else:
                     continue  # no name the statement's calls refer to is bound in the module: none resolves
-        for node, positional, keywords, has_star, callee_ref, transformed_ref, vjp_ref in refs:
-            cls = None
-            args = (positional, keywords, has_star)
-            if callee_ref is not None:
-                cls = resolve(callee_ref)
-                if cls is None and transformed_ref is not None:
-                    # W(net)(args): W a gradient transform (ms.grad, value_and_grad, GradOperation(...)).
-                    cls = resolve(transformed_ref)
-            if cls is None and vjp_ref is not None:
-                cls = resolve(vjp_ref)
-                args = (positional[1:], {}, has_star)
-            if cls is not None:
-                index.by_class.setdefault(id(cls), []).append(CallSite(node, *args))
+        kept = facts.get("call_sites")
+        if kept is not None and lookups.same(kept[0]):
+            found = kept[1]
+        else:
+            lookups.start()
+            found = []
+            for node, positional, keywords, has_star, callee_ref, transformed_ref, vjp_ref in refs:
+                cls = None
+                args = (positional, keywords, has_star)
+                if callee_ref is not None:
+                    cls = resolve(callee_ref)
+                    if cls is None and transformed_ref is not None:
+                        # W(net)(args): W a gradient transform (ms.grad, value_and_grad, GradOperation(...)).
+                        cls = resolve(transformed_ref)
+                if cls is None and vjp_ref is not None:
+                    cls = resolve(vjp_ref)
+                    args = (positional[1:], {}, has_star)
+                if cls is not None:
+                    found.append((cls, CallSite(node, *args)))
+            facts["call_sites"] = (lookups.taken(), found)
+        for cls, site in found:
+            index.by_class.setdefault(id(cls), []).append(site)
     return index
+
+
+class _Lookups:
+    """The two lookups a call's resolution makes against the whole file — a class by name, a name's one binding —
+    recorded per statement: ``same(recorded)`` tells whether they all answer as they did (the same ClassInfo, the
+    same value node, still not exactly one value), so that the statement's resolved calls can be kept."""
+
+    def __init__(self, classes: dict, assignments: dict):
+        self._classes = classes
+        self._assignments = assignments
+        self._taken: list = []
+
+    def start(self) -> None:
+        self._taken = []
+
+    def taken(self) -> tuple:
+        return tuple(self._taken)
+
+    def cls(self, name: str):
+        found = self._classes.get(name)
+        self._taken.append((True, name, found))
+        return found
+
+    def single_value(self, name: str):
+        values = self._assignments.get(name)
+        found = values[0] if values is not None and len(values) == 1 else None
+        self._taken.append((False, name, found))
+        return found
+
+    def same(self, recorded: tuple) -> bool:
+        classes, assignments = self._classes, self._assignments
+        for is_class, name, found in recorded:
+            if is_class:
+                if classes.get(name) is not found:
+                    return False
+            else:
+                values = assignments.get(name)
+                now = values[0] if values is not None and len(values) == 1 else None
+                if now is not found:
+                    return False
+        return True
 
 
 _NOTHING = ("none",)

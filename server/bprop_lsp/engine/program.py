@@ -466,11 +466,13 @@ class Program:
             self._record_import(node)
         if "type(" in self.text:
             self.classes += self._synthetic_classes()
+        ref = weakref.ref(self)  # (the same object for every class: CPython shares a plain weak reference)
         for cls in self.classes:
-            if cls.program is not self:
+            held = cls.__dict__
+            if held.get("_program") is not ref:
                 # Members depend on module-level facts (constants in class-body conditions): re-read them.
-                cls.program = self
-                cls.__dict__.pop("members", None)
+                held["_program"] = ref
+                held.pop("members", None)
 
     def statement_facts(self, node) -> dict:
         """A dict for facts read from the top-level statement holding ``node`` and nothing else (what its calls
@@ -489,6 +491,11 @@ class Program:
         if entry is None or entry[0] is not top:
             return self._loose_facts  # not in this module's tree (a light view, a synthetic node)
         return entry[2]
+
+    def each_statement(self) -> Iterator[tuple[object, dict]]:
+        """(top-level node, its facts: see ``statement_facts``) of every top-level statement, in order."""
+        for child, _scanned, facts in self._statements.values():
+            yield child, facts
 
     def node_fact(self, node, key: str, compute):
         """``compute(node)``, a fact read from ``node`` alone, once while its top-level statement stays untouched
