@@ -38,7 +38,7 @@ import pytest  # noqa: E402
 
 from bprop_lsp.checker import DocumentSession, analyze  # noqa: E402
 from bprop_lsp.engine import Settings  # noqa: E402
-from bprop_lsp.engine.parsing import ParsedDocument, grammar  # noqa: E402
+from bprop_lsp.engine.parsing import ParsedDocument, _leaves, grammar  # noqa: E402
 
 
 @pytest.mark.parametrize("seed,pieces", [
@@ -240,6 +240,12 @@ EDGE_CASES = [
 @pytest.mark.parametrize("variant", ["lf", "crlf", "tabs"])
 @pytest.mark.parametrize("old,new,how", EDGE_CASES)
 def test_edits_of_class_members_give_the_fresh_tree(old, new, how, variant):
+    _check_edit_gives_the_fresh_tree(CELLS, old, new, how, variant)
+
+
+def _check_edit_gives_the_fresh_tree(source, old, new, how, variant):
+    """``old`` -> ``new`` in ``source`` (in the line-ending or indentation ``variant``): the tree equals a fresh
+    parse, the parse went as ``how`` says, and so does the way back."""
     def form(s):
         if variant == "crlf":
             return s.replace("\n", "\r\n")
@@ -247,7 +253,7 @@ def test_edits_of_class_members_give_the_fresh_tree(old, new, how, variant):
             return s.replace("    ", "\t")
         return s
 
-    base = form(CELLS)
+    base = form(source)
     text = _edit(base, form(old), form(new))
     doc = _parsed(base)
     tree = doc.parse(text)
@@ -432,25 +438,7 @@ NESTED_EDGE_CASES = [
 @pytest.mark.parametrize("variant", ["lf", "crlf", "tabs"])
 @pytest.mark.parametrize("old,new,how", NESTED_EDGE_CASES)
 def test_edits_in_bodies_at_any_depth_give_the_fresh_tree(old, new, how, variant):
-    def form(s):
-        if variant == "crlf":
-            return s.replace("\n", "\r\n")
-        if variant == "tabs":
-            return s.replace("    ", "\t")
-        return s
-
-    base = form(NESTED)
-    text = _edit(base, form(old), form(new))
-    doc = _parsed(base)
-    tree = doc.parse(text)
-    assert tree.get_code() == text
-    assert _tree_dump(tree) == _fresh_dump(text)
-    if how == "not member":
-        assert doc.last_parse != "member"
-    else:
-        assert doc.last_parse == how, doc.last_parse
-    back = doc.parse(base)
-    assert _tree_dump(back) == _fresh_dump(base)
+    _check_edit_gives_the_fresh_tree(NESTED, old, new, how, variant)
 
 
 @pytest.mark.parametrize("old,new,leaves", [
@@ -472,25 +460,12 @@ def test_an_edit_in_a_body_reparses_only_its_statement(old, new, leaves):
     assert len(renewed) == 1
     top = renewed[0]
     old_ids = set().union(*before.values())
-    assert sorted(leaf.value for leaf in _leaf_objects(top) if id(leaf) not in old_ids) == sorted(leaves)
+    assert sorted(leaf.value for leaf in _leaves(top) if id(leaf) not in old_ids) == sorted(leaves)
     assert _tree_dump(tree) == _fresh_dump(text)
 
 
 def _leaf_ids(node):
-    return {id(leaf) for leaf in _leaf_objects(node)}
-
-
-def _leaf_objects(node):
-    out = []
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        kids = getattr(n, "children", None)
-        if kids is None:
-            out.append(n)
-        else:
-            stack.extend(kids)
-    return out
+    return {id(leaf) for leaf in _leaves(node)}
 
 
 BODY_EDITS = ("x", "1", " ", "(", ")", ",", "#", "'", '"', ":", "=", "中", "😀", "\t", "\\", "else:", "break",

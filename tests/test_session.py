@@ -1,4 +1,6 @@
 """DocumentSession: the engine's per-document API (analyse, verify, fix_all, close), skeletons and hints."""
+from pathlib import Path
+
 from bprop_lsp.checker import RULES, DocumentSession, analyze
 from bprop_lsp.engine import Settings
 from bprop_lsp.engine.model import Edit, Span
@@ -193,39 +195,17 @@ def test_a_statement_read_afresh_takes_its_code_from_the_lines_exactly(monkeypat
             monkeypatch.setattr(BaseNode, "get_code", real)
 
 
-_SHADOWED = '''import mindspore as ms
-from mindspore import nn, ops
+# Oracle case 259 (MindSpore: valid in both modes), with a spare statement the edits below rewrite.
+_SHADOWED = (Path(__file__).parent / "fixtures" / "oracle" / "cases" /
+             "259_outer_bprop_shadows_inner_wrong_bprop.py").read_text(encoding="utf-8") + "\nprobe = None\n"
+_INNER_BPROP = _SHADOWED.split("\n").index("    def bprop(self, x, out):")  # Quantize's, lacking dout
 
 
-class Quantize(nn.Cell):
-    def construct(self, x):
-        return ops.round(x * 4) / 4
-
-    def bprop(self, x, out):
-        return (ops.ones_like(x),)
-
-
-class QuantBlock(nn.Cell):
-    def __init__(self):
-        super().__init__()
-        self.q = Quantize()
-
-    def construct(self, x):
-        return self.q(x) * 3.0
-
-    def bprop(self, x, out, dout):
-        return (dout * 3.0,)
-
-
-probe = None
-'''
-
-
-def _line_8_9_codes(session, text):
+def _inner_bprop_codes(session, text):
     got = session.analyse(text, Settings())
     want = analyze(text, Settings(), verify_fixes=False)
     assert [(f.code, f.span) for f in got.findings] == [(f.code, f.span) for f in want.findings]
-    return sorted({f.code for f in got.findings if f.span.start.line in (8, 9)})
+    return sorted({f.code for f in got.findings if f.span.start.line in (_INNER_BPROP, _INNER_BPROP + 1)})
 
 
 def test_a_child_cells_shadowing_follows_every_keystroke_that_adds_or_removes_a_use_of_it():
@@ -248,15 +228,15 @@ def test_a_child_cells_shadowing_follows_every_keystroke_that_adds_or_removes_a_
         with_other,
     ]
     session = DocumentSession()
-    codes = [_line_8_9_codes(session, text) for text in versions]
+    codes = [_inner_bprop_codes(session, text) for text in versions]
     assert codes[0] == codes[4] == codes[6] == codes[7] == codes[8] == []
     assert codes[1] == codes[2] == codes[3] == codes[5] == ["BP001"]
     # Opened without Quantize's bprop (beside two Cells with bprops: every statement's mentions are read for
     # their names), then Quantize gets one: its name joins the names, and QuantBlock's statement, untouched since,
     # must be read again for it.
     session = DocumentSession()
-    assert _line_8_9_codes(session, without_inner_bprop) == []
-    assert _line_8_9_codes(session, with_other) == []
+    assert _inner_bprop_codes(session, without_inner_bprop) == []
+    assert _inner_bprop_codes(session, with_other) == []
 
 
 _FLAGGED = '''from mindspore import nn

@@ -307,15 +307,13 @@ def _jit_gradient_functions(ctx: Context) -> list:
         cached = []
         p = ctx.program
         if "jit" in p.text or "ms_function" in p.text:
-            p.functions  # noqa: B018 - (reads each statement's functions into its facts)
-            for _child, facts in p.each_statement():
+            for facts, fns in p.functions_by_statement():
                 # The decorated functions that take a gradient, kept with their statement (asked first, it spares
                 # most ``@jit`` constructs of a model file resolving their decorators on every keystroke)
                 candidates = facts.get("decorated_gradient_functions")
                 if candidates is None:
                     candidates = facts["decorated_gradient_functions"] = [
-                        fn for fn in facts.get("functions", ()) if fn.name != "bprop" and fn.decorators
-                        and _function_takes_gradient(fn)]
+                        fn for fn in fns if fn.name != "bprop" and fn.decorators and _function_takes_gradient(fn)]
                 for fn in candidates:
                     if any(n and p.is_mindspore(p.resolve_dotted(n), JIT_NAMES, bare=("jit", "ms.jit", "ms_function"))
                            for n in fn.decorator_names):

@@ -141,8 +141,8 @@ def primitive_classes_with_bprop(p: Program) -> list[ClassInfo]:
     found = p.__dict__.get("_primitive_classes_with_bprop")
     if found is None:
         found = p.__dict__["_primitive_classes_with_bprop"] = [
+            # (``is_cell`` first: the Cell sites have asked it of these classes already)
             cls for cls in p.classes if cls.mentions("bprop") and not p.is_cell(cls) and p.is_primitive(cls)]
-        # (``is_cell`` first: the Cell sites have asked it of these classes already)
     return found
 
 

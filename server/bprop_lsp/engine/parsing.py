@@ -14,7 +14,7 @@ with changes that matter for an editor:
   its own without errors into one statement, else the diff parser does the work.
 * an edit inside one statement of a top-level class's or function's body, at any depth (a method, a line of a
   method: the usual keystroke in a model file) re-parses just that statement and puts it in new nodes around the
-  old other ones (``_splice_member``): a line instead of the whole class. Lines inserted or removed inside a
+  old other ones (``_splice_in_body``): a line instead of the whole class. Lines inserted or removed inside a
   statement move the leaves below.
 * lines are split without parso's per-line loop when no line can need its merging (``split_lines``).
 
@@ -209,14 +209,22 @@ def _statement_at(children: list, i1: int, i2: int) -> tuple[int, int, int] | No
     return index, first, end
 
 
-def _parse_statement(snippet: str, first: int):
-    """``snippet`` (whole lines) parsed as exactly one error-free top-level statement placed at 0-based line
-    ``first``; None when it is not one."""
-    fresh = grammar().parse(snippet, error_recovery=True)
-    parts = fresh.children
-    if len(parts) != 2 or parts[1].type != "endmarker" or parts[1].prefix or parts[0].type in _ERROR_TYPES:
+def _parse_statement(snippet: str, first: int, column: int | None = None):
+    """``snippet`` (whole lines) parsed alone as exactly one error-free statement placed at 0-based line ``first``:
+    a top-level statement, or (``column``) a statement of a body starting at that column, parsed after a
+    ``class _:`` header line (see ``_splice_in_body``); None when it is not one, or something is left after it."""
+    parts = grammar().parse(snippet if column is None else _BODY_HEADER + snippet, error_recovery=True).children
+    if len(parts) != 2 or parts[1].type != "endmarker" or parts[1].prefix:
         return None
     node = parts[0]
+    if column is not None:
+        body = node.children[-1] if node.type == "classdef" else None
+        if body is None or body.type != "suite" or len(body.children) != 2:
+            return None
+        node = body.children[1]
+        if node.start_pos[1] != column:
+            return None
+        first -= 1  # the header is the snippet's first line
     leaves = _clean_leaves(node)
     if leaves is None:
         return None
@@ -227,8 +235,8 @@ def _parse_statement(snippet: str, first: int):
 
 def _splice(module: Module, old: list[str], new: list[str], leaves_of=None,
             clean=None) -> tuple[Module, int, int, str] | None:
-    """Re-parse only the top-level statement an edit touched, or only the member of a top-level class's body the
-    edit touched (see :func:`_splice_member`), in place: (module, index of the first top-level child after it,
+    """Re-parse only the top-level statement an edit touched, or only the statement of a body inside it that the
+    edit touched (see :func:`_splice_in_body`), in place: (module, index of the first top-level child after it,
     lines added (negative: removed), ``"member"`` or ``"statement"``), the children from that index on having been
     moved by that many lines; None when that is not possible (the edit spans statements, or the statement does not
     parse on its own as one clean statement). ``leaves_of(child)``: the leaves of a top-level child (a cache), for
@@ -253,7 +261,7 @@ def _splice(module: Module, old: list[str], new: list[str], leaves_of=None,
             wheres.append((where, a, b))
     node = None
     for (index, first, end), a, b in wheres:
-        node = _splice_member(children[index], new, a, b, delta, clean)
+        node = _splice_in_body(children[index], new, a, b, delta, clean)
         if node is not None:
             how = "member"
             break
@@ -297,14 +305,14 @@ def _clean_leaves(node) -> list | None:
     return leaves
 
 
-_MEMBER_HEADER = "class _:\n"
+_BODY_HEADER = "class _:\n"
 # Statements with bodies, which an edit inside one statement of a body leaves as they are but for that statement;
 # and the nodes wrapping one (the statement they wrap is their last child).
 _WITH_BODIES = ("classdef", "funcdef", "if_stmt", "for_stmt", "while_stmt", "try_stmt", "with_stmt")
 _WRAPPERS = ("decorated", "async_funcdef", "async_stmt")
 
 
-def _splice_member(top, new: list[str], i1: int, i2: int, delta: int, clean=None):
+def _splice_in_body(top, new: list[str], i1: int, i2: int, delta: int, clean=None):
     """A new top-level node for ``top``, a class or function statement (decorated or not) whose body holds the
     changed lines ``[i1, i2)`` (old 0-based lines) within one statement of a body, at any depth (a method, a
     statement of a method, of a loop in it …, with the comment and blank lines above it, which parso keeps in its
@@ -335,7 +343,7 @@ def _splice_member(top, new: list[str], i1: int, i2: int, delta: int, clean=None
 
 def _respliced(node, new: list[str], i1: int, i2: int, delta: int):
     """``node`` (a statement) renewed with the innermost statement of its bodies holding the changed lines
-    re-parsed (see ``_splice_member``); None, with nothing changed, when no body of it holds them or no
+    re-parsed (see ``_splice_in_body``); None, with nothing changed, when no body of it holds them or no
     statement holding them re-parses cleanly."""
     if node.type in _WRAPPERS:
         inner = _respliced(node.children[-1], new, i1, i2, delta)
@@ -353,7 +361,7 @@ def _respliced(node, new: list[str], i1: int, i2: int, delta: int):
         k, first, end = where
         fresh = _respliced(statements[k], new, i1, i2, delta)
         if fresh is None:
-            fresh = _reparsed_alone(statements[k], new, first, end, delta)
+            fresh = _parse_statement("".join(new[first:end + delta]), first, statements[k].start_pos[1])
             if fresh is None:
                 return None
         if delta:
@@ -364,29 +372,6 @@ def _respliced(node, new: list[str], i1: int, i2: int, delta: int):
         renewed_body = _renewed(body, [*statements[:k], fresh, *statements[k + 1:]])
         return _renewed(node, [*node.children[:at], renewed_body, *node.children[at + 1:]])
     return None
-
-
-def _reparsed_alone(old, new: list[str], first: int, end: int, delta: int):
-    """The statement of a body that held old lines ``[first, end)`` (its prefix included), parsed from ``new``'s
-    lines after a ``class _:`` header line and placed at line ``first``; None unless that gives exactly one clean
-    statement at ``old``'s column and nothing after it."""
-    fresh = grammar().parse(_MEMBER_HEADER + "".join(new[first:end + delta]), error_recovery=True)
-    parts = fresh.children
-    if len(parts) != 2 or parts[0].type != "classdef" or parts[1].type != "endmarker" or parts[1].prefix:
-        return None
-    body = parts[0].children[-1]
-    if body.type != "suite" or len(body.children) != 2:
-        return None
-    statement = body.children[1]
-    if statement.start_pos[1] != old.start_pos[1]:
-        return None
-    leaves = _clean_leaves(statement)
-    if leaves is None:
-        return None
-    shift = first - 1  # the snippet's line 2 is 0-based line ``first``
-    for leaf in leaves:
-        leaf.line += shift
-    return statement
 
 
 def _renewed(node, children: list):
@@ -437,10 +422,11 @@ class ParsedDocument:
         self.statements: dict[int, tuple] = {}
         # id(top-level node) -> (node, its leaves): what moves when lines are inserted or removed above it.
         self._leaves: dict[int, tuple] = {}
-        # id(top-level class statement) -> (node, whether it holds no error node or leaf): see ``_splice_member``.
+        # id(top-level statement) -> (node, whether it holds no error node or leaf): see ``_splice_in_body``.
         self._clean: dict[int, tuple] = {}
         self._issues = _IssueCache()
-        # How the last parse went, for tests and benchmarks: "same", "member" (one member of a class re-parsed),
+        # How the last parse went, for tests and benchmarks: "same", "member" (one statement of a body inside a
+        # top-level class or function re-parsed),
         # "statement" (one top-level statement), "diff" (parso's diff parser) or "full".
         self.last_parse = None
         # The Cell-scoped rules' drafts per Cell (rule_memo.RuleMemo): set by a DocumentSession, whose document is

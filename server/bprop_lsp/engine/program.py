@@ -492,11 +492,6 @@ class Program:
             return self._loose_facts  # not in this module's tree (a light view, a synthetic node)
         return entry[2]
 
-    def each_statement(self) -> Iterator[tuple[object, dict]]:
-        """(top-level node, its facts: see ``statement_facts``) of every top-level statement, in order."""
-        for child, _scanned, facts in self._statements.values():
-            yield child, facts
-
     def node_fact(self, node, key: str, compute):
         """``compute(node)``, a fact read from ``node`` alone, once while its top-level statement stays untouched
         (kept in that statement's facts under ``key``, with the node to check identity)."""
@@ -744,15 +739,20 @@ class Program:
     def functions(self) -> dict[str, list[Function]]:
         """name -> every ``def`` of that name anywhere in the file (methods and nested functions included)."""
         result: dict[str, list[Function]] = {}
+        for _facts, fns in self.functions_by_statement():
+            for fn in fns:
+                result.setdefault(fn.name, []).append(fn)
+        return result
+
+    def functions_by_statement(self) -> Iterator[tuple[dict, list[Function]]]:
+        """(facts, every ``def`` in it) of each top-level statement, in order: read once per statement and kept
+        with it (a Function holds nothing from other statements)."""
         for _child, scanned, facts in self._statements.values():
-            # read once per top-level statement: a Function holds nothing from other statements
             fns = facts.get("functions")
             if fns is None:
                 fns = facts["functions"] = [Function(node, node.name.value, decorators=_decorators_of(node))
                                             for node in scanned[2]]
-            for fn in fns:
-                result.setdefault(fn.name, []).append(fn)
-        return result
+            yield facts, fns
 
     def binds(self, name: str, inside) -> bool:
         """Whether the module (or any scope in it) or Python's builtins bind ``name``; occurrences within the

@@ -59,10 +59,6 @@ class Document:
         return self._index
 
     @property
-    def starts(self) -> list[int]:
-        return self.index.starts
-
-    @property
     def line_count(self) -> int:
         return self.index.line_count
 
