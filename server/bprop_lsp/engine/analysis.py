@@ -154,8 +154,10 @@ def _analyze_module(module, text: str, settings: Settings, with_syntax_errors: b
                     fork: bool = False, lines: list[str] | None = None, rules: Sequence[Rule]) -> Analysis:
     """The findings of ``rules`` in ``module``: a one-off tree, ``doc``'s tree, or (``fork``) a fix's tree forked
     from it (``lines``: its text's lines, when at hand)."""
+    own = doc is not None and not fork  # the document's own tree (not a fix's fork)
     program = Program(module, text, doc.statements if doc is not None else None, update_statements=not fork,
-                      lines=lines if lines is not None else doc.lines if doc is not None and not fork else None)
+                      lines=lines if lines is not None else doc.lines if own else None,
+                      previous=doc.last_tables if own else None)
     ctx = Context(program, settings)
     ctx.want_fixes = want_fixes
     evidence = _mode_evidence(ctx, settings)
@@ -204,8 +206,11 @@ def _analyze_module(module, text: str, settings: Settings, with_syntax_errors: b
     if with_syntax_errors:
         errors = [(program.span(err.start_pos, err.end_pos), err.message)
                   for err in _syntax_errors(module, doc, None if not fork else text)]
-    return Analysis(findings=findings, bprops=_bprop_infos(ctx) if want_fixes else [], syntax_errors=errors,
-                    skeletons=_skeletons(ctx) if with_skeletons else [])
+    analysis = Analysis(findings=findings, bprops=_bprop_infos(ctx) if want_fixes else [], syntax_errors=errors,
+                        skeletons=_skeletons(ctx) if with_skeletons else [])
+    if own:
+        doc.last_tables = program.tables()
+    return analysis
 
 
 def _memoised_drafts(ctx: Context, doc: ParsedDocument | None, settings: Settings, rules: list) -> dict | None:

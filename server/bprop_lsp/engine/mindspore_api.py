@@ -150,7 +150,7 @@ def registrations(p: Program) -> Iterator[Registration]:
     """Every ``@bprop_getters.register(X)`` / ``@bprops.register(X)`` decorator in the file."""
     if ".register" not in p.text:
         return
-    for fns in p.functions.values():
+    for _facts, fns in p.functions_by_statement():  # (in text order, whatever order the name table's keys are in)
         for fn in fns:
             for dec in fn.decorators:
                 expr = dec.children[1]

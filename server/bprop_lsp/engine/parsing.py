@@ -432,6 +432,9 @@ class ParsedDocument:
         # The Cell-scoped rules' drafts per Cell (rule_memo.RuleMemo): set by a DocumentSession, whose document is
         # analysed again and again; a one-off analysis has none.
         self.rule_memo = None
+        # The whole-file tables of the last analysis of this tree (``program.ProgramTables``): the next program
+        # patches them when a keystroke replaced one statement (``program.StatementDelta``).
+        self.last_tables = None
 
     def _leaves_of(self, child) -> list:
         entry = self._leaves.get(id(child))
@@ -585,6 +588,7 @@ class ParsedDocument:
             self._clean.clear()
             self._issues = _IssueCache()
             self.rule_memo = None
+            self.last_tables = None
 
 
 def syntax_errors(module: Module) -> list:

@@ -13,7 +13,7 @@ import weakref
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import compress, repeat
-from typing import Iterator
+from typing import Iterator, NamedTuple
 
 from parso.python import tree
 
@@ -410,11 +410,148 @@ def call_arguments(trailer) -> tuple[list, dict[str, tree.BaseNode], bool]:
     return positional, keywords, has_star
 
 
+class StatementDelta(NamedTuple):
+    """One top-level statement replaced in place since the document's last analysis (typing in it), and no line
+    moved: every other statement is the same node, with the same facts, at the same place. The whole-file tables
+    of the last program (``previous``) are then brought up to date by swapping that statement's part instead of
+    joining every statement's again."""
+
+    previous: "ProgramTables"
+    index: int  # the statement's place among the module's statements
+    old: tuple  # (node, scan, facts) of the statement replaced
+    new: tuple  # (node, scan, facts) of the one in its place
+
+
+# The joined tables a program hands to the next one of its document (the lazy ones only when they were read).
+_HANDED_ON = ("_entries", "import_nodes", "classes", "_funcdefs", "_assignment_stmts", "imports", "assignments",
+              "functions", "classes_by_name", "_layout", "_layout_words", "_statement_ends", "_facts_owners",
+              "_line_layout")
+
+
+class ProgramTables:
+    """A program's whole-file tables, for the next program of its document to patch (``StatementDelta``): no
+    text, line index or call index (a document keeps no program alive between versions)."""
+
+    def __init__(self, program: "Program"):
+        held = program.__dict__
+        self.__dict__.update({name: held[name] for name in _HANDED_ON if name in held})
+        self.own = program._update_statements
+        self.line_count = program._line_count()
+        self.builds_classes = program._builds_classes
+
+
+def _delta(previous: ProgramTables, program: "Program") -> StatementDelta | None:
+    """``program``'s delta from the tables of the document's last program (see ``StatementDelta``); None when more
+    changed, or when either is not the document's own (a fix's fork) or builds classes with ``type(...)``
+    (appended after the joins)."""
+    if not (program._update_statements and previous.own) or previous.builds_classes:
+        return None
+    before, after = previous.__dict__.get("_entries"), program._entries
+    if before is None or len(before) != len(after) or program._line_count() != previous.line_count:
+        return None
+    differs = list(map(operator.is_not, before, after))
+    if differs.count(True) != 1:
+        return None
+    k = differs.index(True)
+    child, _scanned, facts = after[k]
+    if "type(" in statement_code(facts, child):
+        return None  # (the only place of the text that can say it: the others did not)
+    return StatementDelta(previous, k, before[k], after[k])
+
+
+def _patched_table(table: dict, old: list, new: list, start_of) -> dict | None:
+    """``table`` (name -> values, in text order, joined over every statement) with the replaced statement's
+    (name, value) pairs ``old`` swapped for ``new`` (``StatementDelta``): a name's run of old values is replaced
+    where it stood, or its new values go where their place in the text puts them (``start_of(value)``: no line
+    moved, so every other value is where it was). The same lists as a fresh join (a name that joins the table comes
+    last among the keys: readers never depend on the keys' order); None when the old values are not where the
+    table says."""
+    if not old and not new:
+        return table
+    result = dict(table)
+    for name in {name for name, _ in old}.union(name for name, _ in new):
+        olds = [value for n, value in old if n == name]
+        news = [value for n, value in new if n == name]
+        values = table.get(name, [])
+        if olds:
+            first = olds[0]
+            at = next((i for i, value in enumerate(values) if value is first), None)
+            patched = _spliced(values, at, olds, news) if at is not None else None
+            if patched is None:
+                return None
+        else:
+            position = start_of(news[0])
+            low, high = 0, len(values)
+            while low < high:
+                middle = (low + high) // 2
+                if start_of(values[middle]) < position:
+                    low = middle + 1
+                else:
+                    high = middle
+            patched = values[:low] + news + values[low:]
+        if patched:
+            result[name] = patched
+        else:
+            del result[name]
+    return result
+
+
+def _assignment_pairs(entry: tuple) -> list:
+    """(name, value) of each ``name = value`` in one top-level statement (``Program._statements`` entry), read once
+    and kept with its facts."""
+    facts = entry[2]
+    pairs = facts.get("assignments")
+    if pairs is None:
+        pairs = facts["assignments"] = _name_assignments(entry[1][3])
+    return pairs
+
+
+def _functions_of(entry: tuple) -> list:
+    """Every ``def`` in one top-level statement, read once and kept with its facts."""
+    facts = entry[2]
+    fns = facts.get("functions")
+    if fns is None:
+        fns = facts["functions"] = [Function(node, node.name.value, decorators=_decorators_of(node))
+                                    for node in entry[1][2]]
+    return fns
+
+
+def _edges(facts: dict, code: str) -> tuple[bool, bool]:
+    """Whether a statement's code starts and ends with an identifier character (kept with its facts)."""
+    edges = facts.get("edges")
+    if edges is None:
+        edges = facts["edges"] = (bool(code) and _is_ident_char(code[0]), bool(code) and _is_ident_char(code[-1]))
+    return edges
+
+
+def _start_of(node) -> tuple[int, int]:
+    return node.start_pos
+
+
+def _function_start(fn: "Function") -> tuple[int, int]:
+    return fn.node.start_pos
+
+
+def _class_start(cls: "ClassInfo") -> tuple[int, int]:
+    return cls.node.start_pos
+
+
+def _spliced(joined: list, start: int, old: list, new: list) -> list | None:
+    """``joined`` with ``old`` (found at ``start``) replaced by ``new``; None when ``old`` is not there."""
+    end = start + len(old)
+    if len(joined) < end or not all(map(operator.is_, joined[start:end], old)):
+        return None
+    return joined[:start] + new + joined[end:]
+
+
 class Program:
     def __init__(self, module: tree.Module, text: str, statements: dict | None = None, *,
-                 update_statements: bool = True, lines: list[str] | None = None):
+                 update_statements: bool = True, lines: list[str] | None = None,
+                 previous: ProgramTables | None = None):
         """``statements``: the document's per-statement scan cache (``ParsedDocument.statements``), read and, with
-        ``update_statements``, brought up to date; a fix's forked tree only reads it."""
+        ``update_statements``, brought up to date; a fix's forked tree only reads it. ``previous``: the tables of the
+        document's last program (``tables()``), which this one patches when one statement was replaced in place
+        (``delta``)."""
         self.module = module
         self.text = text
         self._statement_cache = statements
@@ -425,10 +562,12 @@ class Program:
         self.classes: list[ClassInfo] = []
         self._funcdefs: list = []
         self._assignment_stmts: list = []
-        self._scan()
+        # One top-level statement replaced in place since ``previous``, no line moved: None otherwise.
+        self.delta: StatementDelta | None = None
+        self._scan(previous)
 
     # ----------------------------------------------------------------- scanning
-    def _scan(self) -> None:
+    def _scan(self, previous: ProgramTables | None) -> None:
         # Per top-level statement, cached by node identity: an edit that the parser spliced into one statement
         # re-scans only that statement (ParsedDocument clears the cache when the diff parser re-links the tree).
         # Each entry also carries a dict of facts read from that statement alone (call sites, ``self.``
@@ -453,18 +592,40 @@ class Program:
                         entry[2]["code"] = "".join(lines[start_line - 1:end_line - 1])
             before = child
             fresh[id(child)] = entry
-            imports, classes, funcdefs, assignments = entry[1]
-            self.import_nodes += imports
-            self.classes += classes
-            self._funcdefs += funcdefs
-            self._assignment_stmts += assignments
         if store is not None and self._update_statements:
             store.clear()
             store.update(fresh)
         self._statements = fresh
-        for node in self.import_nodes:
-            self._record_import(node)
-        if "type(" in self.text:
+        self._entries = entries = list(fresh.values())
+        delta = self.delta = _delta(previous, self) if previous is not None else None
+        if delta is not None:
+            # The joined lists are the last program's with the replaced statement's part swapped (the scans before
+            # it say where that part starts): the same lists a join over every statement gives.
+            k = delta.index
+            scans_before = list(map(operator.itemgetter(1), entries[:k]))
+            spliced = [_spliced(list_before, sum(map(len, map(operator.itemgetter(slot), scans_before))),
+                                delta.old[1][slot], delta.new[1][slot])
+                       for slot, list_before in enumerate((previous.import_nodes, previous.classes,
+                                                           previous._funcdefs, previous._assignment_stmts))]
+            if any(joined is None for joined in spliced):
+                delta = self.delta = None
+            else:
+                self.import_nodes, self.classes, self._funcdefs, self._assignment_stmts = spliced
+                if not delta.old[1][0] and not delta.new[1][0]:
+                    self.imports = dict(previous.imports)
+                else:
+                    for node in self.import_nodes:
+                        self._record_import(node)
+        if delta is None:
+            for _child, (imports, classes, funcdefs, assignments), _facts in entries:
+                self.import_nodes += imports
+                self.classes += classes
+                self._funcdefs += funcdefs
+                self._assignment_stmts += assignments
+            for node in self.import_nodes:
+                self._record_import(node)
+        self._builds_classes = delta is None and "type(" in self.text
+        if self._builds_classes:
             self.classes += self._synthetic_classes()
         ref = weakref.ref(self)  # (the same object for every class: CPython shares a plain weak reference)
         for cls in self.classes:
@@ -504,6 +665,17 @@ class Program:
     @cached_property
     def _loose_facts(self) -> dict:
         return {}
+
+    def tables(self) -> ProgramTables:
+        """The tables the next program of this document patches (``StatementDelta``)."""
+        return ProgramTables(self)
+
+    def _line_count(self) -> int:
+        count = self.__dict__.get("_lines_counted")
+        if count is None:
+            count = self.__dict__["_lines_counted"] = len(self._lines) if self._lines is not None \
+                else self.text.count("\n") + 1
+        return count
 
     def _synthetic_classes(self) -> list[ClassInfo]:
         """``Net = type("Net", (nn.Cell,), {"construct": ..., "bprop": ...})`` anywhere in the file."""
@@ -569,16 +741,31 @@ class Program:
         """(facts, text offset) of each top-level statement, each statement's code and the words in it read once
         and kept with it; None when the text is not the statements' codes laid end to end with no identifier
         running from one into the next (then a word's occurrences are looked for in the whole text)."""
+        delta = self.delta
+        before = delta.previous.__dict__.get("_layout", False) if delta is not None else False
+        if before:
+            # One statement's code swapped: the offsets after it move by the change in its length; whether codes
+            # run into each other is what it was while the statement's code starts and ends as it did.
+            k, (old_facts, old_offset) = delta.index, before[delta.index]
+            child, _scanned, facts = delta.new
+            code = statement_code(facts, child)
+            statement_words(facts, child)
+            old_code = old_facts["code"]
+            if code and old_code and _edges(facts, code) == old_facts.get("edges"):
+                moved = len(code) - len(old_code)
+                layout = before[:k]
+                layout.append((facts, old_offset))
+                layout += [(f, offset + moved) for f, offset in before[k + 1:]]
+                if before[-1][1] + len(before[-1][0]["code"]) + moved == len(self.text):
+                    return layout
         entries = []
         offset = 0
         joined = False  # the code so far ends in an identifier character
-        for child, _scanned, facts in self._statements.values():
+        for child, _scanned, facts in self._entries:
             code = statement_code(facts, child)
             statement_words(facts, child)
-            if "edges" not in facts:
-                facts["edges"] = (bool(code) and _is_ident_char(code[0]), bool(code) and _is_ident_char(code[-1]))
             if code:
-                first, last = facts["edges"]
+                first, last = _edges(facts, code)
                 if joined and first:
                     return None
                 joined = last
@@ -599,6 +786,12 @@ class Program:
     @cached_property
     def _layout_words(self) -> list:
         """The words of each statement of the layout, in order."""
+        delta = self.delta
+        before = delta.previous.__dict__.get("_layout_words") if delta is not None else None
+        if before is not None and self._layout is not None:
+            words = list(before)
+            words[delta.index] = self._layout[delta.index][0]["words"]
+            return words
         return [facts["words"] for facts, _offset in self._layout]
 
     def nodes_matching(self, word: str, types: tuple[str, ...]) -> list:
@@ -637,7 +830,15 @@ class Program:
             return None
         owners = self.__dict__.get("_facts_owners")
         if owners is None:
-            owners = self.__dict__["_facts_owners"] = {id(f): child for child, _, f in self._statements.values()}
+            delta = self.delta
+            before = delta.previous.__dict__.get("_facts_owners") if delta is not None else None
+            if before is not None:
+                owners = dict(before)
+                owners.pop(id(delta.old[2]), None)
+                owners[id(delta.new[2])] = delta.new[0]
+                self.__dict__["_facts_owners"] = owners
+            else:
+                owners = self.__dict__["_facts_owners"] = {id(f): child for child, _, f in self._entries}
         top = owners.get(id(facts))
         if top is None:
             return None
@@ -706,6 +907,18 @@ class Program:
     @cached_property
     def _statement_ends(self) -> list[tuple[int, int]]:
         """``end_pos`` of each top-level statement (each costs a walk to its last leaf: kept with the statement)."""
+        delta = self.delta
+        before = delta.previous.__dict__.get("_statement_ends") if delta is not None else None
+        if before is not None and len(before) == len(self.module.children):
+            # No line moved: the other statements end where they did.
+            ends = list(before)
+            child = delta.new[0]
+            facts = delta.new[2]
+            end = facts.get(POSITIONAL + "end")
+            if end is None:
+                end = facts[POSITIONAL + "end"] = child.end_pos
+            ends[delta.index] = end
+            return ends
         ends = []
         for child in self.module.children:
             facts = self.statement_facts(child)
@@ -737,7 +950,14 @@ class Program:
 
     @cached_property
     def functions(self) -> dict[str, list[Function]]:
-        """name -> every ``def`` of that name anywhere in the file (methods and nested functions included)."""
+        """name -> every ``def`` of that name anywhere in the file (methods and nested functions included; in text
+        order)."""
+        delta = self.delta
+        if delta is not None and "functions" in delta.previous.__dict__:
+            patched = _patched_table(delta.previous.functions, [(fn.name, fn) for fn in _functions_of(delta.old)],
+                                     [(fn.name, fn) for fn in _functions_of(delta.new)], _function_start)
+            if patched is not None:
+                return patched
         result: dict[str, list[Function]] = {}
         for _facts, fns in self.functions_by_statement():
             for fn in fns:
@@ -747,12 +967,8 @@ class Program:
     def functions_by_statement(self) -> Iterator[tuple[dict, list[Function]]]:
         """(facts, every ``def`` in it) of each top-level statement, in order: read once per statement and kept
         with it (a Function holds nothing from other statements)."""
-        for _child, scanned, facts in self._statements.values():
-            fns = facts.get("functions")
-            if fns is None:
-                fns = facts["functions"] = [Function(node, node.name.value, decorators=_decorators_of(node))
-                                            for node in scanned[2]]
-            yield facts, fns
+        for entry in self._entries:
+            yield entry[2], _functions_of(entry)
 
     def binds(self, name: str, inside) -> bool:
         """Whether the module (or any scope in it) or Python's builtins bind ``name``; occurrences within the
@@ -812,6 +1028,16 @@ class Program:
         layout = self._layout
         if layout is None or "\r" in self.text:
             return None
+        delta = self.delta
+        before = delta.previous.__dict__.get("_line_layout") if delta is not None else None
+        if before is not None:
+            # No line moved: every statement holds as many line breaks as before.
+            facts = delta.new[2]
+            starts = facts.get("line_starts")
+            if starts is None:
+                starts = facts["line_starts"] = [m.end() for m in re.finditer("\n", facts["code"])]
+            if len(starts) == len(delta.old[2]["line_starts"]):
+                return before
         firsts = []
         total = 0
         for facts, _offset in layout:
@@ -850,14 +1076,16 @@ class Program:
 
     @cached_property
     def assignments(self) -> dict[str, list]:
-        """name -> right-hand sides of ``name = value`` statements anywhere in the file."""
+        """name -> right-hand sides of ``name = value`` statements anywhere in the file (in text order)."""
+        delta = self.delta
+        if delta is not None and "assignments" in delta.previous.__dict__:
+            patched = _patched_table(delta.previous.assignments, _assignment_pairs(delta.old),
+                                     _assignment_pairs(delta.new), _start_of)
+            if patched is not None:
+                return patched
         result: dict[str, list] = {}
-        for _child, (_, _, _, statements), facts in self._statements.values():
-            # (name, value) pairs read once per top-level statement
-            pairs = facts.get("assignments")
-            if pairs is None:
-                pairs = facts["assignments"] = _name_assignments(statements)
-            for name, value in pairs:
+        for entry in self._entries:
+            for name, value in _assignment_pairs(entry):
                 result.setdefault(name, []).append(value)
         return result
 
@@ -895,6 +1123,12 @@ class Program:
 
     @cached_property
     def classes_by_name(self) -> dict[str, list[ClassInfo]]:
+        delta = self.delta
+        if delta is not None and "classes_by_name" in delta.previous.__dict__:
+            patched = _patched_table(delta.previous.classes_by_name, [(c.name, c) for c in delta.old[1][1]],
+                                     [(c.name, c) for c in delta.new[1][1]], _class_start)
+            if patched is not None:
+                return patched
         result: dict[str, list[ClassInfo]] = {}
         for c in self.classes:
             result.setdefault(c.name, []).append(c)

@@ -1,0 +1,165 @@
+"""A keystroke replaces one top-level statement in place: the new program patches the whole-file tables of the
+last one (``program.StatementDelta``: the replaced statement's part swapped) instead of joining every statement's
+again. The patched tables must be exactly a fresh join's — the same values, in the same order, at the same
+offsets — after every edit of a random sequence, including edits that add or remove a name's only binding, a
+class, a def or a line break inside the statement (then no delta is taken)."""
+from __future__ import annotations
+
+import importlib.util
+import random
+import re
+from pathlib import Path
+
+from bprop_lsp.checker import DocumentSession
+from bprop_lsp.engine import Settings, program as program_module
+from bprop_lsp.engine.parsing import parse_text
+from bprop_lsp.engine.program import Program
+
+_spec = importlib.util.spec_from_file_location("model_corpus", Path(__file__).parent / "fixtures" / "model_corpus.py")
+model_corpus = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(model_corpus)
+
+SEED = 20261204
+WORD = re.compile(r"[A-Za-z_]\w*")
+# Typed at a point or over a word: new names, names bound elsewhere, a def or class keyword, broken code.
+TOKENS = ("x", "y0", "out", "dout", "helper", "weight", "Cell", "(", ")", ":", "=", " = 1", "def ", "class ",
+          "self.", "#", "\"", "import os", "a", "_")
+# Whole lines put in place of a line of the same indentation (the line count stays).
+MODULE_LINES = ("FACTOR = 2", "def helper_new(a):", "class Fresh(nn.Cell):", "x = Tensor(1.0)", "import os",
+                "y0 = helper(1)", "Cell0 = nn.Dense")
+BODY_LINES = ("y0 = x * 2", "self.weight = 1.0", "def bprop(self, x, out, dout):", "fresh_name = 3", "pass",
+              "return dout", "z = y0 = x")
+
+# Appended: module-level names bound once and several times, read by Cells.
+TAIL = """
+
+FACTOR = 3
+FACTOR_TWICE = 1
+FACTOR_TWICE = 2
+
+
+def helper(a):
+    y0 = a * FACTOR
+    return y0
+
+
+class Tail(nn.Cell):
+    def construct(self, x):
+        y0 = helper(x)
+        return y0
+
+    def bprop(self, x, out, dout):
+        return (dout * FACTOR,)
+"""
+
+
+def _edit(rnd: random.Random, text: str) -> str:
+    lines = text.split("\n")
+    i = rnd.randrange(len(lines)) if rnd.random() < 0.6 else len(lines) - 1 - rnd.randrange(TAIL.count("\n"))
+    line = lines[i]
+    indent = line[:len(line) - len(line.lstrip())]
+    kind = rnd.random()
+    if kind < 0.45:
+        col = rnd.randrange(len(line) + 1)
+        if rnd.random() < 0.6:
+            lines[i] = line[:col] + rnd.choice(TOKENS) + line[col:]
+        else:
+            lines[i] = line[:col] + line[col + rnd.randint(1, 3):]
+    elif kind < 0.65:
+        words = list(WORD.finditer(line))
+        if words:
+            m = rnd.choice(words)
+            lines[i] = line[:m.start()] + rnd.choice(TOKENS) + line[m.end():]
+    elif kind < 0.95 and line.strip():
+        lines[i] = indent + rnd.choice(MODULE_LINES if not indent else BODY_LINES)
+    else:
+        lines.insert(i, "")  # every line below moves: no delta
+    return "\n".join(lines)
+
+
+def _node(node) -> tuple:
+    return node.type, node.start_pos, node.get_code(include_prefix=False)
+
+
+def _values(value) -> object:
+    if isinstance(value, program_module.Function):
+        return "def", value.name, _node(value.node)
+    if isinstance(value, program_module.ClassInfo):
+        return "class", value.name, _node(value.node)
+    return _node(value)
+
+
+def _table(name: str, value) -> object:
+    """A table of a program in terms that compare across trees (nodes by type, position and code)."""
+    if name in ("assignments", "functions", "classes_by_name"):
+        return {key: [_values(v) for v in values] for key, values in value.items()}
+    if name in ("import_nodes", "classes", "_funcdefs", "_assignment_stmts"):
+        return [_values(v) for v in value]
+    if name == "_layout":
+        return None if value is None else [(facts["code"], offset) for facts, offset in value]
+    if name == "_facts_owners":
+        return sorted(child.start_pos for child in value.values())
+    if name == "_entries":
+        return [_node(child) for child, _scan, _facts in value]
+    return value  # imports, _layout_words, _statement_ends, _line_layout
+
+
+def test_patched_tables_equal_a_fresh_join_under_random_edits(monkeypatch):
+    deltas = _spy_deltas(monkeypatch)
+    text = model_corpus.generate(700) + TAIL
+    rnd = random.Random(SEED)
+    settings = Settings()
+    compared = set()
+    with DocumentSession("delta") as session:
+        session.analyse(text, settings)
+        for step in range(120):
+            text = _edit(rnd, text)
+            session.analyse(text, settings)
+            patched = session._doc.last_tables.__dict__
+            fresh = Program(parse_text(text), text)
+            for name in program_module._HANDED_ON:
+                if name not in patched:
+                    continue
+                compared.add(name)
+                expected = {id(f): child for child, _, f in fresh._entries} if name == "_facts_owners" \
+                    else getattr(fresh, name)
+                assert _table(name, patched[name]) == _table(name, expected), f"{name} after edit {step}"
+    # The sequence must have exercised the patching, on every table it hands on.
+    assert sum(delta is not None for delta in deltas) >= 25
+    assert compared >= set(program_module._HANDED_ON) - {"_facts_owners", "_statement_ends", "_line_layout"}, compared
+
+
+def _spy_deltas(monkeypatch) -> list:
+    deltas = []
+    taken = program_module._delta
+
+    def spy(previous, program):
+        found = taken(previous, program)
+        deltas.append(found)
+        return found
+
+    monkeypatch.setattr(program_module, "_delta", spy)
+    return deltas
+
+
+def test_a_delta_is_taken_for_typing_in_one_statement_only(monkeypatch):
+    deltas = _spy_deltas(monkeypatch)
+    lines = (model_corpus.generate(300) + TAIL).split("\n")
+    bprops = [i for i, line in enumerate(lines) if line.startswith("    def bprop(")]
+    assert len(bprops) >= 2
+    with DocumentSession("delta") as session:
+        session.analyse("\n".join(lines), Settings())
+        typed = list(lines)
+        typed[bprops[0]] = typed[bprops[0]].replace("dout", "doutx", 1)
+        session.analyse("\n".join(typed), Settings())
+        assert deltas[-1] is not None and "doutx" in deltas[-1].new[2]["code"]
+        assert deltas[-1].old[0].start_pos == deltas[-1].new[0].start_pos
+        two = list(typed)
+        two[bprops[1]] = two[bprops[1]].replace("dout", "doutx", 1)
+        two[bprops[0]] = two[bprops[0]].replace("doutx", "dout", 1)
+        session.analyse("\n".join(two), Settings())
+        assert deltas[-1] is None  # two statements replaced
+        moved = list(two)
+        moved[bprops[0]] += "\n"  # a line break typed: every statement below moves
+        session.analyse("\n".join(moved), Settings())
+        assert deltas[-1] is None
