@@ -10,6 +10,8 @@ import random
 import re
 from pathlib import Path
 
+import pytest
+
 from bprop_lsp.checker import DocumentSession
 from bprop_lsp.engine import Settings, program as program_module
 from bprop_lsp.engine.parsing import parse_text
@@ -121,8 +123,11 @@ def test_patched_tables_equal_a_fresh_join_under_random_edits(monkeypatch):
                 if name not in patched:
                     continue
                 compared.add(name)
+                if name == "_substring_counts":  # (what this analysis asked for)
+                    assert patched[name] == {needle: text.count(needle) for needle in patched[name]}, step
+                    continue
                 expected = {id(f): child for child, _, f in fresh._entries} if name == "_facts_owners" \
-                    else getattr(fresh, name)
+                    else fresh.noqa_matches() if name == "_noqa_matches" else getattr(fresh, name)
                 assert _table(name, patched[name]) == _table(name, expected), f"{name} after edit {step}"
     # The sequence must have exercised the patching, on every table it hands on.
     assert sum(delta is not None for delta in deltas) >= 25
@@ -163,3 +168,75 @@ def test_a_delta_is_taken_for_typing_in_one_statement_only(monkeypatch):
         moved[bprops[0]] += "\n"  # a line break typed: every statement below moves
         session.analyse("\n".join(moved), Settings())
         assert deltas[-1] is None
+
+
+# Needles the engine and the rules look for in the whole text (present and absent ones), and what a keystroke may
+# type: one of them, a ``# noqa`` comment, a ``#`` at a line's end before a line starting ``noqa`` (a match running
+# from one statement into the next).
+NEEDLES = ("custom_vjp", ".register", "_grad", "get_bprop", "bprop_getters", "jit", "ms_function", "construct",
+           "dout", "# noqa", "noqa", "type(")
+TYPED = ("custom_vjp", ".register", "_grad", "jit", "noqa", "noqa: BP001", "type(", "dout", "get_bprop", "")
+SUFFIXES = ("_grad", "jit", "custom_vjp", "dout", "x", "_register")
+
+
+def test_text_searches_carried_from_the_last_program_equal_the_text_s(monkeypatch):
+    from bprop_lsp.engine.parsing import ParsedDocument
+    from bprop_lsp.engine.program import NOQA
+
+    deltas = _spy_deltas(monkeypatch)
+    rnd = random.Random(SEED + 1)
+    lines = (model_corpus.generate(400) + TAIL).split("\n")
+    doc = ParsedDocument()
+    tables = None
+    carried = 0
+    for step in range(150):
+        i = rnd.randrange(len(lines))
+        line = lines[i]
+        kind = rnd.random()
+        words = list(WORD.finditer(line))
+        if kind < 0.15 and line.strip():
+            lines[i] = line[:len(line) - len(line.lstrip())] + "noqa = 1"
+        elif kind < 0.55:
+            lines[i] = line + "  # " + rnd.choice(TYPED)  # a comment
+        elif kind < 0.7:
+            lines[i] = line + "#"  # a bare ``#`` before the next line
+        elif words:
+            end = rnd.choice(words).end()  # a name made longer, or cut
+            lines[i] = line[:end] + rnd.choice(SUFFIXES) + line[end:] if rnd.random() < 0.7 else \
+                line[:end - 1] + line[end:]
+        text = "\n".join(lines)
+        program = Program(doc.parse(text), text, doc.statements, lines=doc.lines, previous=tables)
+        for needle in NEEDLES:
+            assert program.text_contains(needle) == (needle in text), f"{needle!r} after edit {step}"
+            # (a document's program counts, so that the next one can count from it)
+            assert program._substring_counts[needle] == text.count(needle), f"{needle!r} after edit {step}"
+        expected = [(m.start(), m.group("codes")) for m in NOQA.finditer(text)]
+        assert program.noqa_matches() == expected, f"after edit {step}"
+        carried += program.delta is not None and "_substring_counts" in program.delta.previous.__dict__
+        tables = program.tables()
+    assert carried >= 40, carried
+
+
+@pytest.mark.parametrize("before,after", [
+    ("x = 1\nnoqa = 2\n", "x = 1#\nnoqa = 2\n"),  # ``#\nnoqa``: a match running into the next statement
+    ("x = 1#\nnoqa = 2\n", "x = 1\nnoqa = 2\n"),
+    ("x = 1\n\nnoqa = 2\n", "x = 1  #\n\nnoqa = 2\n"),
+    ("y = 0\nx = 1\nnoqa = 2\n", "y = 0#\nx = 1\nnoqa = 2\n"),
+    ("x = 1  # noqa\ny = 2\n", "x = 1  # noqa: BP001\ny = 2\n"),
+    ("x = 1  # noqa\ny = 2\n", "x = 11  # noqa\ny = 2\n"),
+])
+def test_a_noqa_match_across_the_replaced_statement_s_edges(before, after):
+    from bprop_lsp.engine.parsing import ParsedDocument
+    from bprop_lsp.engine.program import NOQA
+
+    head = "import os\n\n\ndef f():\n    return 1\n\n\n"
+    doc = ParsedDocument()
+    first = Program(doc.parse(head + before), head + before, doc.statements, lines=doc.lines)
+    assert first._layout is not None  # (read by every analysis: what a keystroke's counts are carried along)
+    first.noqa_matches()
+    first.text_contains("noqa")
+    text = head + after
+    program = Program(doc.parse(text), text, doc.statements, lines=doc.lines, previous=first.tables())
+    assert program.delta is not None and program._layout is not None
+    assert program.noqa_matches() == [(m.start(), m.group("codes")) for m in NOQA.finditer(text)]
+    assert program.text_contains("noqa")

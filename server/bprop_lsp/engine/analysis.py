@@ -21,7 +21,6 @@ from .settings import Settings
 from .text import apply_edits
 
 _log = logging.getLogger(__name__)
-NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Za-z]+\d+(?:[\s,]+[A-Za-z]+\d+)*))?", re.IGNORECASE)
 MODE_LABEL = {"graph": "GRAPH_MODE", "pynative": "PYNATIVE_MODE"}
 
 
@@ -311,7 +310,7 @@ def _jit_gradient_functions(ctx: Context) -> list:
 
         cached = []
         p = ctx.program
-        if "jit" in p.text or "ms_function" in p.text:
+        if p.text_contains("jit") or p.text_contains("ms_function"):
             for facts, fns in p.functions_by_statement():
                 # The decorated functions that take a gradient, kept with their statement (asked first, it spares
                 # most ``@jit`` constructs of a model file resolving their decorators on every keystroke)
@@ -379,14 +378,13 @@ def _severity(fails_in: frozenset, evidence: frozenset | None, message: str) -> 
 def _noqa_lines(program: Program) -> dict[int, set[str]]:
     """0-based line -> codes named by a ``# noqa`` comment there (empty set: bare noqa, all codes)."""
     result: dict[int, set[str]] = {}
-    for m in NOQA.finditer(program.text):
-        pos = program.index.position(m.start())
+    for start, codes in program.noqa_matches():
+        pos = program.index.position(start)
         # Only real comments count, not "# noqa" inside a string.
         position = (pos.line + 1, pos.column)
         leaf = program.module.get_leaf_for_position(position, include_prefixes=True)
         if leaf is None or leaf.start_pos <= position:
             continue  # inside a string or other token, not in the comment prefix before a token
-        codes = m.group("codes")
         result[pos.line] = {c.upper() for c in re.split(r"[\s,]+", codes) if c} if codes else set()
     return result
 
@@ -400,9 +398,11 @@ def _bprop_infos(ctx: Context) -> list[BpropInfo]:
             continue
         construct = site.construct
         if fn.name_node is not None and (construct is None or p.statement_facts(construct.node) is p.statement_facts(fn.node)):
-            # Read from the bprop's statement alone given the label and the inputs: kept with that statement.
+            # Read from the bprop's statement alone given the label and the inputs: kept with that statement. (The
+            # inputs are told by what they are read from, construct, the layer base and the calls' counts: a site
+            # is a new object on every keystroke, and reading its inputs again costs more than the rest.)
             memo = p.node_fact(fn.node, POSITIONAL + "bprop_infos", lambda node: {})  # (spans)
-            key = (site.owner_label, None if site.inputs is None else tuple(site.inputs),
+            key = (site.owner_label, site.external_construct, site.call_counts,
                    None if construct is None else id(construct.node))
             entry = memo.get(key)
             if entry is None or entry[0] is not (None if construct is None else construct.node):
@@ -494,7 +494,7 @@ def _skeletons(ctx: Context, classes=None) -> list[Skeleton]:
     ``classes``, default all of the file's)."""
     p = ctx.program
     out = []
-    if "construct" not in p.text:
+    if not p.text_contains("construct"):
         return out
     newline = p.index.newline()
     zeros = _zeros_like_spelling(p)

@@ -169,7 +169,7 @@ class Context:
         sites: list[CellSite] = []
         seen: set[tuple[int, int]] = set()
         p = self.program
-        custom_vjp = "custom_vjp" in p.text
+        custom_vjp = p.text_contains("custom_vjp")
         imports = p.imports
         for cls in p.classes:
             if not cls.mentions("bprop") and (

@@ -148,7 +148,7 @@ def primitive_classes_with_bprop(p: Program) -> list[ClassInfo]:
 
 def registrations(p: Program) -> Iterator[Registration]:
     """Every ``@bprop_getters.register(X)`` / ``@bprops.register(X)`` decorator in the file."""
-    if ".register" not in p.text:
+    if not p.text_contains(".register"):
         return
     for _facts, fns in p.functions_by_statement():  # (in text order, whatever order the name table's keys are in)
         for fn in fns:

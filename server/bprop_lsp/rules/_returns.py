@@ -614,7 +614,7 @@ def _custom_subjects(ctx):
             continue
         yield Subject(op.function, f"ops.Custom bprop {op.function.name}", op.inputs, op.inputs, "custom-op")
     p = ctx.program
-    if "get_bprop" not in p.text and "bprop_getters" not in p.text:
+    if not p.text_contains("get_bprop") and not p.text_contains("bprop_getters"):
         return
     seen = set()
     for prim, _getter, inner in getter_sites(p):

@@ -133,7 +133,7 @@ class OldGradBaseImport(Rule):
     def _dynamic_imports(self, ctx: Context):
         """``importlib.import_module("mindspore.ops._grad...")`` / ``__import__(...)`` with a literal path."""
         p = ctx.program
-        if "_grad" not in p.text:
+        if not p.text_contains("_grad"):
             return
         for word in ("import_module", "__import__"):
             for node in p.nodes_matching(word, ("power", "atom_expr")):
