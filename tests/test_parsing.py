@@ -504,3 +504,36 @@ def test_random_edits_in_bodies_at_any_depth_of_a_model_file():
             assert incremental.bprops == fresh.bprops, f"after edit {step}"
             assert incremental.syntax_errors == fresh.syntax_errors, f"after edit {step}"
     assert hows.count("member") >= 20, hows
+
+
+def test_a_document_s_line_starts_follow_its_texts_and_say_where_each_change_starts():
+    # The document keeps its text's line starts, patched keystroke after keystroke (a line's move is recorded, not
+    # applied), and reads from them the line a change starts on instead of counting the line breaks before it:
+    # the lines and the starts must be a fresh split's and a fresh table's after every edit.
+    from bprop_lsp.engine.text import LineIndex
+
+    rnd = random.Random(7)
+    lines = ["import mindspore.nn as nn", "", "class Net(nn.Cell):  # 网络", "    def construct(self, x):",
+             "        return x  # 😀", ""] * 20
+    doc = ParsedDocument()
+    text = "\n".join(lines)
+    doc.parse(text)
+    used = 0
+    for step in range(400):
+        i = rnd.randrange(len(lines))
+        kind = rnd.random()
+        if kind < 0.7:
+            col = rnd.randrange(len(lines[i]) + 1)
+            lines[i] = lines[i][:col] + rnd.choice(["x", "中", "😀", " ", ""]) + lines[i][col + rnd.randint(0, 1):]
+        elif kind < 0.85:
+            lines.insert(i, rnd.choice(["", "    y = 1", "# 注释"]))
+        elif len(lines) > 5:
+            del lines[i]
+        text = "\n".join(lines)
+        before = doc._line_starts
+        used += before is not None and before.text is doc.text and before._starts is not None
+        doc.parse(text)
+        assert doc.lines == split_lines(text), step
+        assert doc._line_starts.text is text
+        assert doc._line_starts.starts == LineIndex(text).starts, step
+    assert used > 300  # the starts were there to read

@@ -68,13 +68,14 @@ class LineIndex:
             return bisect_right(base, offset - delta, at)
         return bisect_right(base, offset, 0, at)
 
-    def replaced(self, start: int, end: int, new_text: str) -> "LineIndex":
+    def replaced(self, start: int, end: int, new_text: str, *, result: str | None = None) -> "LineIndex":
         """The index of this text with ``[start, end)`` replaced by ``new_text``: its line table patched, not built
         again over every line, when this one's is built and neither text has a ``\r`` (then every line break
         is a ``\n``: the starts up to the edit stay, those inside it go, ``new_text``'s come in and the rest
         move by the change in length). An edit within one line only records the move of the lines below it,
-        applied when the whole table is asked for: typing along a line in a 10,000-line file patches nothing."""
-        text = self.text[:start] + new_text + self.text[end:]
+        applied when the whole table is asked for: typing along a line in a 10,000-line file patches nothing.
+        ``result``: the new text, when the caller has it already."""
+        text = result if result is not None else self.text[:start] + new_text + self.text[end:]
         index = LineIndex(text)
         if self._starts is None or "\r" in new_text or "\r" in self.text:
             return index
