@@ -247,9 +247,11 @@ def run(args=None) -> int:
     logging.basicConfig(level=logging.DEBUG if log_file else logging.WARNING, handlers=handlers,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     ls = create_server()
+    from . import malloc_tuning
     from .gc_pauses import install_from_environment
 
     install_from_environment()
+    malloc_tuning.tune()
     # Everything imported so far lives as long as the process: keep it out of the collector's way.
     gc.freeze()
     tcp = getattr(args, "tcp", None)
