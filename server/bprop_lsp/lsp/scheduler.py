@@ -29,7 +29,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ..sources import MAX_BYTES
-from .diagnostics import publish, to_diagnostic
+from .diagnostics import publish
 from .documents import DocState, Result, oversize
 
 if TYPE_CHECKING:
@@ -222,9 +222,8 @@ class Scheduler:
 
     def _store(self, state: DocState, version, settings, analysis, *, verified: bool) -> None:
         doc = state.doc
-        lines = doc.lines()
-        diagnostics = [to_diagnostic(self.ls, doc.uri, version, f, lines, doc.line_text, doc.revision,
-                                     checked=verified) for f in analysis.findings]
+        diagnostics = state.conversions.convert(self.ls, doc.uri, version, analysis.findings, doc.line_text,
+                                                doc.revision, checked=verified)
         state.result = Result(version, settings, analysis, diagnostics, f"{version}.{next(self._ids)}", verified,
                               revision=doc.revision)
         if not self.ls.caps.pull_diagnostics:
