@@ -33,7 +33,12 @@ def to_diagnostic(ls: "BpropServer", uri: str, version, finding: "Finding", line
     """``checked``: the finding's fix (if any) was re-parsed and re-checked, so a code action may trust the
     client's copy of the data (diagnostic_data.py)."""
     caps = ls.caps
-    enc = caps.position_encoding
+    parts = _client_parts(uri, finding, lines, line_text, caps.position_encoding, caps.related_information)
+    return _assemble(finding, parts, version, revision, checked)
+
+
+def _client_parts(uri: str, finding: "Finding", lines: Lines, line_text, enc: str, related_information: bool):
+    """Everything of a diagnostic but its ``data`` version fields: (range, related, fix data, noqa data)."""
     fix = noqa = None
     if finding.fix is not None:
         fix = FixData(finding.fix.title, finding.fix.is_safe,
@@ -42,26 +47,77 @@ def to_diagnostic(ls: "BpropServer", uri: str, version, finding: "Finding", line
         edit = noqa_edit(line_text(finding.noqa_line), finding.noqa_line, finding.code)
         if edit is not None:
             noqa = _edit_data(lines, edit[0], edit[1], enc)
-    # "rev": the server's identity of the text (documents.py): a client's diagnostic of other text with the
-    # same version number gets no fix.
-    data = DiagnosticData(finding.code, version, revision, fix, noqa, checked or fix is None)
     related = None
-    if caps.related_information and finding.related:
+    if related_information and finding.related:
         related = [
             types.DiagnosticRelatedInformation(
                 location=types.Location(uri=uri, range=lines.range_to_client(r.span, enc)), message=r.message)
             for r in finding.related
         ]
+    return lines.range_to_client(finding.span, enc), related, fix, noqa
+
+
+def _assemble(finding: "Finding", parts: tuple, version, revision, checked: bool) -> types.Diagnostic:
+    rng, related, fix, noqa = parts
+    # "rev": the server's identity of the text (documents.py): a client's diagnostic of other text with the
+    # same version number gets no fix.
+    data = DiagnosticData(finding.code, version, revision, fix, noqa, checked or fix is None)
     return types.Diagnostic(
-        range=lines.range_to_client(finding.span, enc),
+        range=rng,
         message=finding.message,
         severity=SEVERITY.get(getattr(finding.severity, "value", finding.severity), types.DiagnosticSeverity.Warning),
         code=finding.code,
         code_description=types.CodeDescription(href=finding.url) if finding.url else None,
         source=SOURCE,
-        related_information=related,
+        related_information=list(related) if related is not None else None,
         data=data.to_json(),
     )
+
+
+class Conversions:
+    """A document's findings in client form, kept from one analysis to the next.
+
+    A keystroke leaves most findings as they were; converting one costs more than its analysis share (positions
+    re-counted in the client's units on every line it touches, a noqa edit worked out, a dozen LSP objects). A
+    finding's client form depends on the finding (a frozen value: span, message, fix, related spans, noqa line),
+    the position encoding, whether the client takes related information, the URI, and the text of the lines its
+    conversion read (a column past a non-ASCII character, a line end for the noqa edit): kept under the first
+    four, it is used again only while each of those lines reads the same. Only the version fields of ``data``
+    are new each time. Entries of findings the last conversion did not see are dropped.
+    """
+
+    def __init__(self):
+        self._kept: dict = {}
+
+    def convert(self, ls: "BpropServer", uri: str, version, findings, line_text, revision: int | None, *,
+                checked: bool) -> list[types.Diagnostic]:
+        caps = ls.caps
+        enc, related_information = caps.position_encoding, caps.related_information
+        texts: dict[int, str] = {}
+
+        def text_of(line: int) -> str:  # each line read once per conversion
+            text = texts.get(line)
+            if text is None:
+                text = texts[line] = line_text(line)
+            return text
+
+        kept, self._kept = self._kept, {}
+        out = []
+        for finding in findings:
+            key = (finding, enc, related_information, uri)
+            entry = kept.get(key) or self._kept.get(key)
+            if entry is None or any(text_of(line) != text for line, text in entry[0]):
+                read: dict[int, str] = {}
+
+                def reading(line: int, read=read) -> str:
+                    text = read[line] = text_of(line)
+                    return text
+
+                parts = _client_parts(uri, finding, Lines(reading), reading, enc, related_information)
+                entry = (tuple(read.items()), parts)
+            self._kept[key] = entry
+            out.append(_assemble(finding, entry[1], version, revision, checked))
+        return out
 
 
 # ----------------------------------------------------------------------------- push

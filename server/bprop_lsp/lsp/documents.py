@@ -16,6 +16,7 @@ from lsprotocol import types
 
 from ..sources import MAX_BYTES
 from .convert import Lines, column_from_client
+from .diagnostics import Conversions
 
 log = logging.getLogger(__name__)
 
@@ -125,6 +126,8 @@ class DocState:
     # The engine's per-document state (parse tree, per-statement facts): created on first use, closed with the
     # document. Used from the analysis worker thread only.
     session: object | None = None
+    # The findings of the last result in client form, for the next result (diagnostics.Conversions).
+    conversions: Conversions = field(default_factory=Conversions)
 
     def engine_session(self):
         if self.session is None:

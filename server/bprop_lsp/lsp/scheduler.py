@@ -29,8 +29,9 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ..sources import MAX_BYTES
-from .diagnostics import publish, to_diagnostic
+from .diagnostics import publish
 from .documents import DocState, Result, oversize
+from .gc_hold import GcHold
 
 if TYPE_CHECKING:
     from .server import BpropServer
@@ -62,6 +63,7 @@ class Scheduler:
         # Analyses submitted and not yet started: a chunk of fix checks gives the worker up to them.
         self._analyses_waiting: set = set()
         self._jobs_running = 0
+        self.gc_hold = GcHold()
 
     # ------------------------------------------------------------------ the worker
     def run(self, fn, *args) -> asyncio.Future:
@@ -156,19 +158,25 @@ class Scheduler:
             doc = state.doc
             revision = doc.revision
             settings = self.ls.settings.for_uri(doc.settings_uri)
+            # A keystroke: no collections until its diagnostics are out (gc_hold.py).
+            held = state.analysed_once and self.gc_hold.acquire()
             try:
-                await self._analyse(state)
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:  # noqa: BLE001 - one bad document must not stop the others
-                log.exception("analysis of %s failed", doc.uri)
-                if state.doc is doc and doc.revision == revision:
-                    # Recorded like a result for this text and these settings: pulls get an empty answer
-                    # instead of re-running (and re-failing) the analysis in a loop.
-                    self.ls.log_error(f"bprop-lsp: analysing {doc.uri} (version {doc.version}) failed: "
-                                      f"{exc.__class__.__name__}: {exc}; no findings until it changes")
-                    self._store_empty(state, settings, skipped="analysis failed")
-            self._wake(state)
+                try:
+                    await self._analyse(state)
+                except asyncio.CancelledError:
+                    raise
+                except Exception as exc:  # noqa: BLE001 - one bad document must not stop the others
+                    log.exception("analysis of %s failed", doc.uri)
+                    if state.doc is doc and doc.revision == revision:
+                        # Recorded like a result for this text and these settings: pulls get an empty answer
+                        # instead of re-running (and re-failing) the analysis in a loop.
+                        self.ls.log_error(f"bprop-lsp: analysing {doc.uri} (version {doc.version}) failed: "
+                                          f"{exc.__class__.__name__}: {exc}; no findings until it changes")
+                        self._store_empty(state, settings, skipped="analysis failed")
+                self._wake(state)
+            finally:
+                if held:
+                    self.gc_hold.release_soon()
             if not state.dirty:
                 break
             await asyncio.sleep(self.debounce)
@@ -222,9 +230,8 @@ class Scheduler:
 
     def _store(self, state: DocState, version, settings, analysis, *, verified: bool) -> None:
         doc = state.doc
-        lines = doc.lines()
-        diagnostics = [to_diagnostic(self.ls, doc.uri, version, f, lines, doc.line_text, doc.revision,
-                                     checked=verified) for f in analysis.findings]
+        diagnostics = state.conversions.convert(self.ls, doc.uri, version, analysis.findings, doc.line_text,
+                                                doc.revision, checked=verified)
         state.result = Result(version, settings, analysis, diagnostics, f"{version}.{next(self._ids)}", verified,
                               revision=doc.revision)
         if not self.ls.caps.pull_diagnostics:
