@@ -103,6 +103,10 @@ def _table(name: str, value) -> object:
         return sorted(child.start_pos for child in value.values())
     if name == "_entries":
         return [_node(child) for child, _scan, _facts in value]
+    if name == "_calls_found":
+        return [None if kept is None else ([(cls.name, _node(site.node) if hasattr(site.node, "start_pos") else None,
+                                              len(site.positional)) for cls, site in kept[0]], kept[1])
+                for kept in value]
     return value  # imports, _layout_words, _statement_ends, _line_layout
 
 
@@ -126,6 +130,10 @@ def test_patched_tables_equal_a_fresh_join_under_random_edits(monkeypatch):
                 if name == "_substring_counts":  # (what this analysis asked for)
                     assert patched[name] == {needle: text.count(needle) for needle in patched[name]}, step
                     continue
+                if name == "_calls_found":  # (the call index's, per statement)
+                    from bprop_lsp.engine.callsites import build_call_index
+
+                    build_call_index(fresh)
                 expected = {id(f): child for child, _, f in fresh._entries} if name == "_facts_owners" \
                     else fresh.noqa_matches() if name == "_noqa_matches" else getattr(fresh, name)
                 assert _table(name, patched[name]) == _table(name, expected), f"{name} after edit {step}"

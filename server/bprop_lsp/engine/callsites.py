@@ -81,7 +81,22 @@ def build_call_index(program: Program) -> CallIndex:
     # looked up: a keystroke elsewhere resolves nothing again when those lookups answer the same.
     bound, named = assignments.__contains__, classes.__contains__
     delta = program.delta
-    for child, _scanned, facts in program._entries:
+    entries = program._entries
+    # What each statement's calls resolved to, with every name the resolution read (None: it must be read again),
+    # in order, for the next program: after a keystroke that replaced one statement, a statement none of whose
+    # names the replaced one binds (or bound) resolves as it did, without asking the tables again.
+    found_by_statement: list = [None] * len(entries)
+    program.__dict__["_calls_found"] = found_by_statement
+    before = delta.previous.__dict__.get("_calls_found") if delta is not None else None
+    changed = _changed_names(program, delta) if before is not None and len(before) == len(entries) else None
+    for j, (child, _scanned, facts) in enumerate(entries):
+        if changed is not None and facts is not delta.new[2]:
+            kept = before[j]
+            if kept is not None and kept[1].isdisjoint(changed):
+                found_by_statement[j] = kept
+                for cls, site in kept[0]:
+                    index.by_class.setdefault(id(cls), []).append(site)
+                continue
         refs = facts.get("call_refs")
         if refs is None:
             calls = facts.get("calls")
@@ -93,9 +108,11 @@ def build_call_index(program: Program) -> CallIndex:
             refs = facts["call_refs"] = _call_refs(program, calls)
             facts["call_ref_names"] = _ref_names(refs)
         if not refs:
+            found_by_statement[j] = _NO_CALLS
             continue
         names, class_names, endless = facts["call_ref_names"]
         if not endless and not any(map(bound, names)) and not any(map(named, class_names)):
+            found_by_statement[j] = ((), frozenset(names).union(class_names))
             continue  # no name the statement's calls refer to is bound in the module: none resolves
         kept = facts.get("call_sites")
         if kept is not None and lookups.same(kept[0]):
@@ -117,9 +134,32 @@ def build_call_index(program: Program) -> CallIndex:
                 if cls is not None:
                     found.append((cls, CallSite(node, *args)))
             facts["call_sites"] = (lookups.taken(), found)
+        if not endless:
+            # (every name the statement's resolution read: its references' and those its lookups followed)
+            found_by_statement[j] = (found, frozenset(names).union(
+                class_names, (name for _, name, _ in facts["call_sites"][0])))
         for cls, site in found:
             index.by_class.setdefault(id(cls), []).append(site)
     return index
+
+
+_NO_CALLS = ((), frozenset())  # a statement with no call a Cell instance can be made of
+
+
+def _changed_names(program: Program, delta) -> frozenset:
+    """The names whose lookups (a class by name, a name's one binding, whether it is bound at all) may answer
+    otherwise than in the last program: those the replaced statement and its replacement bind (classes, assignments)
+    and the classes built with ``type(...)`` (new objects in every program)."""
+    from .program import _assignment_pairs
+
+    names = {cls.name for cls in delta.old[1][1]}
+    names.update(cls.name for cls in delta.new[1][1])
+    names.update(name for name, _ in _assignment_pairs(delta.old))
+    names.update(name for name, _ in _assignment_pairs(delta.new))
+    previous_classes = delta.previous.classes
+    names.update(cls.name for cls in previous_classes[len(previous_classes) - delta.previous.synthetic:])
+    names.update(cls.name for cls in program.classes[len(program.classes) - program._synthetic:])
+    return frozenset(names)
 
 
 class _Lookups:

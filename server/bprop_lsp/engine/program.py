@@ -427,7 +427,7 @@ class StatementDelta(NamedTuple):
 # The joined tables a program hands to the next one of its document (the lazy ones only when they were read).
 _HANDED_ON = ("_entries", "import_nodes", "classes", "_funcdefs", "_assignment_stmts", "imports", "assignments",
               "functions", "classes_by_name", "_layout", "_layout_words", "_statement_ends", "_facts_owners",
-              "_line_layout", "_substring_counts", "_noqa_matches")
+              "_line_layout", "_substring_counts", "_noqa_matches", "_calls_found")
 
 
 class ProgramTables:
