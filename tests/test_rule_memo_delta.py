@@ -244,3 +244,24 @@ def test_no_patch_from_a_basis_of_another_version(monkeypatch):
         session.analyse("\n".join(lines), settings)
         assert checked.bases == 1 and checked.swaps == 1 and not checked.mismatches
 
+
+
+def test_each_kind_of_replacement_is_patched_as_joined(monkeypatch):
+    """One module statement replaced in turn by a class of a name a later class has (its top goes before that
+    one's), a class of a new name, a line of bare calls, an import, a def and what it was: each patched."""
+    checked = _Checked(monkeypatch)
+    text = model_corpus.generate(300) + TAIL
+    settings = Settings()
+    lines = text.split("\n")
+    at = lines.index("FACTOR = 3")
+    with DocumentSession("memo-kinds") as session:
+        session.analyse(text, settings)
+        for step, line in enumerate(("class Tail1(nn.Cell): pass", "class Fresh(nn.Cell): pass", "helper(1)",
+                                     "import numpy as onp", "def helper(a): return a", "FACTOR = 3")):
+            lines[at] = line
+            session.analyse("\n".join(lines), settings)
+            assert checked.bases == step + 1 and checked.swaps == step + 1, line
+            assert not checked.mismatches, (line, checked.mismatches[0])
+        tops = session._doc.rule_memo._basis.class_tops
+        assert len(tops["Tail1"]) == 1 and "Fresh" not in tops
+    assert checked.kinds >= 2 and checked.class_tops >= 3 and checked.table_names >= 2 and checked.imports == 2
