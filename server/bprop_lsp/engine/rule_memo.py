@@ -25,6 +25,11 @@ place by one of the same kind, no line moved and the settings and imports are th
 was none of those it read, the new one names neither its class nor a class that brought a statement in, no name
 it read says something else in the tables, and its MRO, bprop, construct and call sites are the same nodes.
 
+The whole file's part of the keys (which statement stands where, the tops of the classes by name, the names the
+tables hold, the imports: ``_Basis``) and what ``forget`` compares are patched from the last analysis's when a
+keystroke replaced one statement in place (``program.StatementDelta``) and the memo's state is that analysis's
+(the memo stands aside for some analyses: then it is joined again): only that statement's part is swapped.
+
 Sites are run one at a time through a view of the Context whose ``cell_sites`` is that one site. That equals one
 run over every site only while no two sites share a bprop function (rules deduplicate per function across
 sites) and there is no ``ops.Custom`` site (BP028 deduplicates between the two): otherwise the memo stands aside.
