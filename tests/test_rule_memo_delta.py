@@ -285,3 +285,36 @@ def test_each_kind_of_replacement_is_patched_as_joined(monkeypatch):
         tops = session._doc.rule_memo._basis.class_tops
         assert len(tops["Tail1"]) == 1 and "Fresh" not in tops
     assert checked.kinds >= 2 and checked.class_tops >= 3 and checked.table_names >= 2 and checked.imports == 2
+
+
+def test_a_statement_table_is_dropped_with_its_statement_when_no_name_changed(monkeypatch):
+    """A line of bare calls naming a Cell (read by its key, so its table is kept) replaced by one of two lines (no
+    delta) binds no name: its table is still dropped, so that the next patched analysis keeps exactly the tables a
+    full comparison keeps."""
+    checked = _Checked(monkeypatch)
+    text = model_corpus.generate(300) + TAIL
+    settings = Settings()
+    lines = text.split("\n")
+    at = lines.index("FACTOR_TWICE = 1")
+    with DocumentSession("memo-calls") as session:
+        session.analyse(text, settings)
+        lines[at] = "print(Tail1()(x))"
+        session.analyse("\n".join(lines), settings)
+        memo = session._doc.rule_memo
+        facts = memo._basis.entries[memo._basis.index[id(_statement_at(session, at))]][2]
+        assert id(facts) in memo._tables  # (read by Tail1's key)
+        lines[at] = "print(Tail1()(x,\n                 x))"  # a line more, in it: no delta
+        session.analyse("\n".join(lines), settings)
+        assert checked.bases == 1
+        lines[at] = "print(Tail1()(x, x,\n                 x))"
+        session.analyse("\n".join(lines), settings)
+        assert checked.bases == 2 and checked.tables == 2, vars(checked)
+        assert not checked.mismatches, checked.mismatches[0]
+
+
+def _statement_at(session, line: int):
+    """The top-level statement starting on 0-based ``line`` of the document's tree."""
+    for child in session._doc.module.children:
+        if child.start_pos[0] == line + 1:
+            return child
+    raise AssertionError(line)

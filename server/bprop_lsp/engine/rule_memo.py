@@ -625,7 +625,7 @@ class RuleMemo:
                     new = summaries[(name, False)] = summary_of(name, False)
                     if new != old:
                         changed.add(name)
-        if dirty or delta is not None:
+        if dirty or removed:  # (a table is kept only for a statement still there)
             self._tables = _kept_tables(self._tables, current, changed, delta)
         # What a key kept from the last analysis must not have read (``_reused_key``).
         steady = not added and not removed or (
