@@ -48,7 +48,6 @@ from .program import _WORD, _assignment_pairs, _functions_of, scope_of, statemen
 # Context entries derived from the site lists (``cell_subjects`` and the like): never shared between views.
 _SITE_DERIVED = ("cell_sites", "custom_op_sites", "_cell_subjects", "_custom_subjects")
 _FAILED = object()  # the rule raised for this site: the file gets none of its drafts, as in one run
-_NONE: tuple = ()
 _DECORATOR = re.compile(r"@\s*([A-Za-z_][\w.]*)")
 # Where a statement starts, kept in its facts: a positional fact (dropped when lines move above it).
 _PLACE = POSITIONAL + "memo_place"
@@ -669,7 +668,7 @@ class RuleMemo:
                 entry = self.old.get(key)
                 if entry is not None:
                     self.new[key] = entry
-            if entry is not None and all(shared.still_there(ref) for ref in entry[1]):
+            if entry is not None and (not entry[1] or all(shared.still_there(ref) for ref in entry[1])):
                 self.reused += 1
                 per_site.append(entry[0])
                 continue
@@ -684,8 +683,7 @@ class RuleMemo:
                     results[rule.code] = _FAILED
                     continue
                 if not found:
-                    results[rule.code] = _NONE
-                    continue
+                    continue  # (a rule with no drafts for the site has no entry)
                 stored = []
                 for draft in found:
                     where = _refs(shared, draft)
@@ -701,16 +699,20 @@ class RuleMemo:
             per_site.append(results)
         if len(self.new) > max(self.SIZE, 4 * len(sites)):
             self.old, self.new = self.new, {}
-        out: dict = {}
-        for rule in rules:
-            drafts = []
-            for results in per_site:
-                found = results.get(rule.code, _NONE)
+        # Each rule's drafts in site order (a site's results hold only the rules with drafts or that raised).
+        out: dict = {rule.code: [] for rule in rules}
+        failed = set()
+        for results in per_site:
+            for code, found in results.items():
                 if found is _FAILED:
-                    drafts = None
-                    break
-                drafts += found
-            out[rule.code] = drafts
+                    failed.add(code)
+                else:
+                    drafts = out.get(code)
+                    if drafts is not None:
+                        drafts += found
+        for code in failed:
+            if code in out:
+                out[code] = None
         return out
 
     def _steady(self, shared: _Shared) -> bool:
