@@ -172,25 +172,6 @@ class _Checked:
                 self.mismatches.append(("tables", sorted(found), sorted(fresh)))
             return found
 
-        self.tops_kept = 0
-        top_of, relative = rule_memo._Shared.top_of, rule_memo._Shared.relative
-
-        def checked_top_of(shared, node):
-            kept = id(node) in shared._node_tops
-            found = top_of(shared, node)
-            self.tops_kept += kept
-            if found is not rule_memo._top(node):
-                self.mismatches.append(("top_of", node, found))
-            return found
-
-        def checked_relative(shared, node):
-            found = relative(shared, node)
-            if found != rule_memo._relative(node):
-                self.mismatches.append(("relative", node, found))
-            return found
-
-        monkeypatch.setattr(rule_memo._Shared, "top_of", checked_top_of)
-        monkeypatch.setattr(rule_memo._Shared, "relative", checked_relative)
         monkeypatch.setattr(rule_memo, "_basis_of", recorded_basis_of)
         monkeypatch.setattr(rule_memo, "_patched_basis", checked_basis)
         monkeypatch.setattr(rule_memo, "_swapped_statement", checked_swap)
@@ -226,7 +207,6 @@ def test_patched_basis_and_forget_equal_the_full_computation_under_random_edits(
                 assert _describe(incremental.findings) == _describe(analyze(text, settings).findings), step
     # The delta paths were taken for most edits, and for edits that change what they patch.
     assert checked.bases >= 60 and checked.swaps == checked.bases and checked.tables > 60, vars(checked)
-    assert checked.tops_kept > 1000, vars(checked)  # (the sites' statements read back along patched analyses)
     assert checked.kinds >= 3 and checked.class_tops >= 5 and checked.table_names >= 3 and checked.imports >= 1, \
         vars(checked)
 

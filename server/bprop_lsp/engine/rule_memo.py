@@ -158,42 +158,7 @@ class _Shared:
         self._summaries, self._tables = memo.forget(self.entries, self.table_names, self._summary_of, delta)
         self._naming: dict | None = None
         self._offsets = None
-        # id(node) -> (node, its top-level statement, where it sits in it): kept along patched analyses only (a
-        # node's statement is good while that statement is one of this analysis's: ``top_of``).
-        if delta is None or len(memo._node_tops) > 8 * len(basis.entries) + 256:
-            memo._node_tops = {}
-        self._node_tops = memo._node_tops
         memo._basis = basis
-
-    def top_of(self, node):
-        """``_top(node)``, kept for the next analyses while that statement is one of theirs (a statement kept
-        keeps its nodes: only the replaced one's may have moved into its replacement)."""
-        found = self._node_tops.get(id(node))
-        if found is not None and found[0] is node:
-            top = found[1]
-            i = self.index.get(id(top))
-            if i is not None and self.entries[i][0] is top:
-                return top
-        top = _top(node)
-        if top is not None:
-            self._node_tops[id(node)] = (node, top, None)
-        return top
-
-    def relative(self, node) -> tuple:
-        """``_relative(node)``, kept like ``top_of`` (no line moved along patched analyses: a statement kept is
-        where it was)."""
-        found = self._node_tops.get(id(node))
-        if found is not None and found[0] is node and found[2] is not None:
-            top = found[1]
-            i = self.index.get(id(top))
-            if i is not None and self.entries[i][0] is top:
-                return found[2]
-        top = _top(node)
-        if top is None:
-            return node.start_pos
-        relative = node.start_pos[0] - top.start_pos[0], node.start_pos[1]
-        self._node_tops[id(node)] = (node, top, relative)
-        return relative
 
     def facts(self, top) -> dict:
         i = self.index.get(id(top))
@@ -557,7 +522,6 @@ class RuleMemo:
         self._levels: dict = {}
         # The whole file's part of the keys of the last analysis (``_Basis``), for the next to patch.
         self._basis: _Basis | None = None
-        self._node_tops: dict = {}  # (``_Shared.top_of``)
         # code -> the rule object whose drafts the entries hold under that code (kept alive, so never mistaken for
         # another): drafts are stored by code, and a rule set handing in another object for a code starts afresh.
         self._rules: dict = {}
@@ -569,7 +533,6 @@ class RuleMemo:
         self._keys, self._globals = {}, None
         self._levels = {}
         self._basis = None
-        self._node_tops = {}
         self._rules = {}
 
     def levels(self, values: int) -> dict:
@@ -736,7 +699,7 @@ class RuleMemo:
         tops: dict[int, object] = {}
         todo = []
         for node in seeds:
-            top = shared.top_of(node)
+            top = _top(node)
             if top is not None and id(top) not in tops:
                 tops[id(top)] = top
                 todo.append(top)
@@ -759,7 +722,7 @@ class RuleMemo:
                         todo.append(other)
         index, env_indices, tables = shared.index, shared.env_indices, shared.tables
         statements = sorted((index.get(id(t), -1), id(t)) for t in tops.values())
-        parts = [repr((shared.settings_key, shared.newline, site.cls.name, shared.relative(site.cls.node),
+        parts = [repr((shared.settings_key, shared.newline, site.cls.name, _relative(site.cls.node),
                        sorted(site.modes), site.external_construct, sorted(site.call_counts or ()),
                        [bisect.bisect_left(env_indices, i) for i, _ in statements])).encode()]
         for _, key in statements:
@@ -809,13 +772,13 @@ def _pre_key(shared: _Shared, site: CellSite) -> tuple:
     """What a kept key must have been computed for: the site's own fields, and the statements its MRO, bprop and
     construct lie in and its call sites, as nodes (compared by identity: an unchanged statement keeps its nodes,
     and no line moved while keys are kept; held by the kept key, so that no new node can take an old one's id)."""
-    top_of = shared.top_of
-    seeds = [top_of(k.node) for k in shared.program.mro(site.cls) if not isinstance(k, str)]
+    p = shared.program
+    seeds = [_top(k.node) for k in p.mro(site.cls) if not isinstance(k, str)]
     for node in (getattr(site.bprop, "node", None), site.function.node if site.function is not None else None,
                  site.construct.node if site.construct is not None else None):
-        seeds.append(top_of(node) if node is not None else None)
+        seeds.append(_top(node) if node is not None else None)
     calls = tuple(call.node for call in shared.ctx.call_index.sites(site.cls))
-    return (tuple(seeds), calls, shared.relative(site.cls.node), tuple(sorted(site.modes)), site.external_construct,
+    return (tuple(seeds), calls, _relative(site.cls.node), tuple(sorted(site.modes)), site.external_construct,
             tuple(sorted(site.call_counts or ())))
 
 
