@@ -25,6 +25,11 @@ place by one of the same kind, no line moved and the settings and imports are th
 was none of those it read, the new one names neither its class nor a class that brought a statement in, no name
 it read says something else in the tables, and its MRO, bprop, construct and call sites are the same nodes.
 
+The whole file's part of the keys (which statement stands where, the tops of the classes by name, the names the
+tables hold, the imports: ``_Basis``) and what ``forget`` compares are patched from the last analysis's when a
+keystroke replaced one statement in place (``program.StatementDelta``) and the memo's state is that analysis's
+(the memo stands aside for some analyses: then it is joined again): only that statement's part is swapped.
+
 Sites are run one at a time through a view of the Context whose ``cell_sites`` is that one site. That equals one
 run over every site only while no two sites share a bprop function (rules deduplicate per function across
 sites) and there is no ``ops.Custom`` site (BP028 deduplicates between the two): otherwise the memo stands aside.
@@ -38,12 +43,11 @@ from typing import NamedTuple
 
 from .context import CellSite, Context
 from .parsing import POSITIONAL
-from .program import _WORD, scope_of, statement_code, statement_words
+from .program import _WORD, _assignment_pairs, _functions_of, scope_of, statement_code, statement_words
 
 # Context entries derived from the site lists (``cell_subjects`` and the like): never shared between views.
 _SITE_DERIVED = ("cell_sites", "custom_op_sites", "_cell_subjects", "_custom_subjects")
 _FAILED = object()  # the rule raised for this site: the file gets none of its drafts, as in one run
-_NONE: tuple = ()
 _DECORATOR = re.compile(r"@\s*([A-Za-z_][\w.]*)")
 # Where a statement starts, kept in its facts: a positional fact (dropped when lines move above it).
 _PLACE = POSITIONAL + "memo_place"
@@ -122,37 +126,39 @@ class _Shared:
         self.ctx = ctx
         p = self.program = ctx.program
         self.settings_key = settings_key
-        self.entries = list(p._statements.values())  # (top-level node, scan, facts), in order
-        self.index = {id(child): i for i, (child, _, _) in enumerate(self.entries)}
+        self.entries = p._entries  # (top-level node, scan, facts), in order
+        # The whole file's part, patched from the last analysis's when one statement was replaced in place since
+        # (``program.StatementDelta``) and the memo's state is that analysis's; else joined afresh.
+        before, memo._basis = memo._basis, None  # (none kept should anything below raise)
+        delta = p.delta
+        if delta is None or before is None or delta.previous.__dict__.get("_entries") is not before.entries:
+            delta = None
+        basis = _patched_basis(before, p, delta) if delta is not None else None
+        if basis is None:
+            delta = None
+            basis = _basis_of(p)
+        self.index = basis.index
         # The indices of the "env" statements: where a class statement stands among them is part of a key (its
         # absolute index is not).
-        self.env_indices = []
-        for i, (child, _, facts) in enumerate(self.entries):
-            kind = facts.get("memo_kind")
-            if kind is None:
-                kind = facts["memo_kind"] = _kind(child)
-            if kind == "env":
-                self.env_indices.append(i)
+        self.env_indices = basis.env_indices
         # (The env statements themselves are not in a key: what a rule reads of them goes through the name tables,
         # summarised per name, and the imports, whole: the ops alias is looked for among all of them.)
-        self.imports = _digest(repr(sorted(p.imports.items())))
-        self.class_tops: dict[str, list] = {}
-        for cls in p.classes:
-            top = _top(cls.node)
-            if top is not None:
-                self.class_tops.setdefault(cls.name, []).append(top)
-        self.class_names = frozenset(self.class_tops)
+        self.imports = basis.imports_digest
+        self.class_tops = basis.class_tops
+        self.class_names = basis.class_names
         self.newline = p.index.newline()
-        self.table_names = frozenset(p.assignments).union(p.functions, p.imports)
+        self.table_names = basis.table_names
+        self.line_count = basis.line_count
         # Whether a value is bound at module level, by node (a name's values are read again whenever a statement
         # binding it changed: most of them are the same nodes).
-        self._levels = memo.levels(sum(len(v) for v in p.assignments.values()))
+        self._levels = memo.levels(basis.values)
         # What the name tables say of a name, and a statement's names joined, kept between analyses: a name's
         # entry stays while what the tables say of it is the same (only a statement binding the name can change
         # that: such names are read again and compared).
-        self._summaries, self._tables = memo.forget(self.entries, self.table_names, self._summary_of)
+        self._summaries, self._tables = memo.forget(self.entries, self.table_names, self._summary_of, delta)
         self._naming: dict | None = None
         self._offsets = None
+        memo._basis = basis
 
     def facts(self, top) -> dict:
         i = self.index.get(id(top))
@@ -190,9 +196,11 @@ class _Shared:
         found = self._tables.get(id(facts))
         if found is None or found[0] is not facts:
             summary = self.summary
-            found = self._tables[id(facts)] = (facts, hashlib.blake2b(b"".join(
+            found = (facts, hashlib.blake2b(b"".join(
                 name.encode() + summary(name, False) for name in sorted(self.words(facts, top) & self.table_names)),
                 digest_size=16).digest())
+            if self.facts(top) is facts:  # (a statement of this analysis: ``forget`` keeps only theirs)
+                self._tables[id(facts)] = found
         return found[1]
 
     def summary(self, name: str, decorators: bool) -> bytes:
@@ -278,6 +286,118 @@ class _Shared:
         return found
 
 
+class _Basis(NamedTuple):
+    """The whole file's part of every site's key, from one analysis (``_Shared``), kept by the memo for the next
+    analysis to patch when a keystroke replaced one statement in place (``_patched_basis``)."""
+
+    entries: list  # the program's (top-level node, scan, facts), in order (``Program._entries``: the list itself)
+    index: dict  # id(top-level node) -> its place among them
+    env_indices: list  # the places of the "env" statements (``_kind``)
+    imports: dict  # the program's imports
+    imports_digest: bytes
+    class_tops: dict  # class name -> the top-level statement of each class of that name, in the classes' order
+    class_names: frozenset
+    table_names: frozenset  # the names the name tables hold
+    values: int  # how many values the assignments table holds
+    line_count: int
+
+
+def _basis_of(p) -> _Basis:
+    """The ``_Basis`` of program ``p``, joined over every statement."""
+    entries = p._entries
+    index = {id(child): i for i, (child, _, _) in enumerate(entries)}
+    env_indices = []
+    for i, (child, _, facts) in enumerate(entries):
+        if _memo_kind(facts, child) == "env":
+            env_indices.append(i)
+    class_tops: dict[str, list] = {}
+    for cls in p.classes:
+        top = _top(cls.node)
+        if top is not None:
+            class_tops.setdefault(cls.name, []).append(top)
+    return _Basis(entries, index, env_indices, p.imports, _digest(repr(sorted(p.imports.items()))), class_tops,
+                  frozenset(class_tops), frozenset(p.assignments).union(p.functions, p.imports),
+                  sum(len(v) for v in p.assignments.values()), p.index.line_count)
+
+
+def _patched_basis(before: _Basis, p, delta) -> _Basis | None:
+    """``_basis_of(p)``, from ``before`` (the basis of ``delta.previous``'s program) with the replaced
+    statement's part swapped (``program.StatementDelta``: every other statement is the same node at the same place,
+    its classes the same objects); None when that cannot be told from the two statements alone."""
+    k = delta.index
+    old_child, old_scan, old_facts = delta.old
+    new_child, new_scan, new_facts = delta.new
+    if not (0 <= k < len(before.entries)) or before.entries[k] is not delta.old or p._entries[k] is not delta.new:
+        return None
+    index = dict(before.index)
+    del index[id(old_child)]
+    index[id(new_child)] = k
+    env_indices = before.env_indices
+    old_env, new_env = _memo_kind(old_facts, old_child) == "env", _memo_kind(new_facts, new_child) == "env"
+    if old_env != new_env:
+        env_indices = list(env_indices)
+        at = bisect.bisect_left(env_indices, k)
+        if new_env:
+            env_indices.insert(at, k)
+        else:
+            del env_indices[at]
+    # (The same imports unless either statement imports: compared, not assumed.)
+    imports = p.imports
+    same_imports = imports == before.imports
+    imports_digest = before.imports_digest if same_imports else _digest(repr(sorted(imports.items())))
+    # The tops of the replaced statement's classes (the old ones in the old statement, the new ones in the new), in
+    # their run among the tops of their name; the other classes' tops are the same nodes.
+    class_tops, class_names = before.class_tops, before.class_names
+    named = {cls.name for cls in old_scan[1]}.union(cls.name for cls in new_scan[1])
+    if named:
+        class_tops = dict(class_tops)
+        for name in named:
+            tops = [top for top in class_tops.get(name, ()) if top is not old_child]
+            news = []
+            for cls in new_scan[1]:
+                if cls.name == name:
+                    top = _top(cls.node)
+                    if top is not None:
+                        if top is not new_child:
+                            return None
+                        news.append(top)
+            if news:
+                at = 0
+                while at < len(tops) and index.get(id(tops[at]), k) < k:
+                    at += 1
+                tops[at:at] = news
+            if tops:
+                class_tops[name] = tops
+            else:
+                class_tops.pop(name, None)
+        if len(class_tops) != len(class_names) or not class_names.issuperset(class_tops):
+            class_names = frozenset(class_tops)
+    # A name joins or leaves the tables only as one the statements bind (their imports: the imports whole).
+    table_names = before.table_names
+    old_pairs, new_pairs = _assignment_pairs(delta.old), _assignment_pairs(delta.new)
+    bound = {name for name, _ in old_pairs}.union(name for name, _ in new_pairs)
+    bound.update(fn.name for fn in _functions_of(delta.old))
+    bound.update(fn.name for fn in _functions_of(delta.new))
+    if not same_imports:
+        bound.update(before.imports)
+        bound.update(imports)
+    assignments, functions = p.assignments, p.functions
+    joined = {name for name in bound if name in assignments or name in functions or name in imports}
+    if not table_names.issuperset(joined) or not joined.issuperset(bound & table_names):
+        table_names = (table_names - bound) | joined
+    values = before.values - len(old_pairs) + len(new_pairs)
+    return _Basis(p._entries, index, env_indices, imports, imports_digest, class_tops, class_names, table_names,
+                  values, before.line_count)
+
+
+def _memo_kind(facts: dict, child) -> str:
+    """``_kind`` of a top-level statement, kept with its facts."""
+    kind = facts.get("memo_kind")
+    if kind is None:
+        kind = facts["memo_kind"] = _kind(child)
+    return kind
+
+
 class _Places:
     """The places (line, column) where the statements of an analysis start, in order, read on demand."""
 
@@ -329,6 +449,49 @@ def _code_digest(node) -> bytes:
     return _digest(node.get_code(include_prefix=False))
 
 
+def _changed_statements(known: dict, entries: list) -> tuple[dict, list, list]:
+    """(id(facts) -> ``_Known`` of each statement of ``entries``, the ``_Known`` of those that are not in ``known``
+    (the last analysis's), those of ``known``'s that are no longer there)."""
+    current = {}
+    added = []
+    for i, (child, scanned, facts) in enumerate(entries):
+        entry = known.get(id(facts))
+        if entry is None or entry.facts is not facts:
+            entry = _Known(facts, _bound_names(facts, child, scanned), i, child, scanned)
+            added.append(entry)
+        current[id(facts)] = entry
+    removed = [entry for key, entry in known.items()
+               if current.get(key) is None or current[key].facts is not entry.facts]
+    return current, added, removed
+
+
+def _swapped_statement(known: dict, delta) -> tuple[dict, list, list] | None:
+    """``_changed_statements`` when ``known`` holds the statements of ``delta.previous`` (one replaced in place
+    since): the replaced one out, its replacement in; None when ``known`` does not hold the replaced one."""
+    old_child, _old_scan, old_facts = delta.old
+    child, scanned, facts = delta.new
+    gone = known.get(id(old_facts))
+    if gone is None or gone.facts is not old_facts or gone.node is not old_child or facts is old_facts \
+            or id(facts) in known:
+        return None
+    entry = _Known(facts, _bound_names(facts, child, scanned), delta.index, child, scanned)
+    current = dict(known)
+    del current[id(old_facts)]
+    current[id(facts)] = entry
+    return current, [entry], [gone]
+
+
+def _kept_tables(tables: dict, current: dict, changed: set, delta) -> dict:
+    """The statement tables (``_Shared.tables``) still good: those of the statements still there (a table is kept
+    only for a statement of its analysis) holding no name whose summary ``changed``. With ``delta`` (the tables
+    are of ``delta.previous``'s statements), only the replaced statement's is not there."""
+    if delta is not None and not changed:
+        tables.pop(id(delta.old[2]), None)
+        return tables
+    return {k: v for k, v in tables.items() if k in current and current[k].facts is v[0]
+            and v[0]["words"].isdisjoint(changed)}
+
+
 class RuleMemo:
     """Per-site drafts of the Cell-scoped rules, for one document (owned by its ``ParsedDocument``): two
     generations, so the sites of the last few versions hit and the memo stays bounded."""
@@ -357,6 +520,8 @@ class RuleMemo:
         self._delta = _NO_DELTA
         self._globals: tuple | None = None
         self._levels: dict = {}
+        # The whole file's part of the keys of the last analysis (``_Basis``), for the next to patch.
+        self._basis: _Basis | None = None
         # code -> the rule object whose drafts the entries hold under that code (kept alive, so never mistaken for
         # another): drafts are stored by code, and a rule set handing in another object for a code starts afresh.
         self._rules: dict = {}
@@ -367,6 +532,7 @@ class RuleMemo:
         self._table_names = frozenset()
         self._keys, self._globals = {}, None
         self._levels = {}
+        self._basis = None
         self._rules = {}
 
     def levels(self, values: int) -> dict:
@@ -375,9 +541,11 @@ class RuleMemo:
             self._levels = {}
         return self._levels
 
-    def forget(self, entries: list, table_names: frozenset, summary_of) -> tuple[dict, dict]:
+    def forget(self, entries: list, table_names: frozenset, summary_of, delta=None) -> tuple[dict, dict]:
         """The name summaries and statement tables (see ``_Shared``) still good for the statements ``entries`` of
         an analysis whose tables hold ``table_names``; ``summary_of(name, decorators)`` reads a summary afresh.
+        ``delta``: the ``program.StatementDelta`` from the last analysis's statements (those the memo knows), when
+        one statement was replaced in place (then only that one is compared).
 
         A summary can only change with a statement binding the name (its assignments, defs and imports are
         what it reads): the names bound by every added, changed or removed statement are read again, and a
@@ -385,18 +553,14 @@ class RuleMemo:
         Typing in a method binds its locals anew (``y0``, ``out``), which most Cells' statements hold too, but
         says the same of them: the other statements' tables stay."""
         known = self._known
-        current = {}
+        found = _swapped_statement(known, delta) if delta is not None else None
+        if found is None:
+            delta = None
+            found = _changed_statements(known, entries)
+        current, added, removed = found
         dirty: set = set()
-        added = []
-        for i, (child, scanned, facts) in enumerate(entries):
-            entry = known.get(id(facts))
-            if entry is None or entry.facts is not facts:
-                entry = _Known(facts, _bound_names(facts, child, scanned), i, child, scanned)
-                dirty |= entry.bound
-                added.append(entry)
-            current[id(facts)] = entry
-        removed = [entry for key, entry in known.items()
-                   if current.get(key) is None or current[key].facts is not entry.facts]
+        for entry in added:
+            dirty |= entry.bound
         for entry in removed:
             dirty |= entry.bound
         self._known = current
@@ -424,8 +588,8 @@ class RuleMemo:
                     new = summaries[(name, False)] = summary_of(name, False)
                     if new != old:
                         changed.add(name)
-            self._tables = {k: v for k, v in self._tables.items() if k in current and current[k].facts is v[0]
-                            and v[0]["words"].isdisjoint(changed)}
+        if dirty or removed:  # (a table is kept only for a statement still there)
+            self._tables = _kept_tables(self._tables, current, changed, delta)
         # What a key kept from the last analysis must not have read (``_reused_key``).
         steady = not added and not removed or (
             swap and added[0].facts.get("memo_kind") == removed[0].facts.get("memo_kind") is not None
@@ -467,7 +631,7 @@ class RuleMemo:
                 entry = self.old.get(key)
                 if entry is not None:
                     self.new[key] = entry
-            if entry is not None and all(shared.still_there(ref) for ref in entry[1]):
+            if entry is not None and (not entry[1] or all(shared.still_there(ref) for ref in entry[1])):
                 self.reused += 1
                 per_site.append(entry[0])
                 continue
@@ -482,8 +646,7 @@ class RuleMemo:
                     results[rule.code] = _FAILED
                     continue
                 if not found:
-                    results[rule.code] = _NONE
-                    continue
+                    continue  # (a rule with no drafts for the site has no entry)
                 stored = []
                 for draft in found:
                     where = _refs(shared, draft)
@@ -499,23 +662,27 @@ class RuleMemo:
             per_site.append(results)
         if len(self.new) > max(self.SIZE, 4 * len(sites)):
             self.old, self.new = self.new, {}
-        out: dict = {}
-        for rule in rules:
-            drafts = []
-            for results in per_site:
-                found = results.get(rule.code, _NONE)
+        # Each rule's drafts in site order (a site's results hold only the rules with drafts or that raised).
+        out: dict = {rule.code: [] for rule in rules}
+        failed = set()
+        for results in per_site:
+            for code, found in results.items():
                 if found is _FAILED:
-                    drafts = None
-                    break
-                drafts += found
-            out[rule.code] = drafts
+                    failed.add(code)
+                else:
+                    drafts = out.get(code)
+                    if drafts is not None:
+                        drafts += found
+        for code in failed:
+            if code in out:
+                out[code] = None
         return out
 
     def _steady(self, shared: _Shared) -> bool:
         """Whether the keys of the last analysis may be kept for sites that read nothing that changed: at most one
         statement replaced in place (``forget``), and the same settings, line terminator, imports and line
         count (no position moved)."""
-        now = (shared.settings_key, shared.newline, shared.imports, shared.program.index.line_count)
+        now = (shared.settings_key, shared.newline, shared.imports, shared.line_count)
         before, self._globals = self._globals, now
         return self._delta.steady and before == now
 
