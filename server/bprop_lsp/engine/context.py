@@ -170,15 +170,14 @@ class Context:
         seen: set[tuple[int, int]] = set()
         p = self.program
         custom_vjp = "custom_vjp" in p.text
-        imports = p.imports
+        # Which classes can be cell sites at all, read from each class's code, the imports and its MRO alone: kept
+        # by the program for the classes a keystroke cannot have changed (``Program.hierarchy_memo``).
+        sieve = p.hierarchy_memo("cell_sites")
         for cls in p.classes:
-            if not cls.mentions("bprop") and (
-                    # every base outside the file (dotted, imported, or no name): no class of the file in its MRO
-                    # (most classes of a model file; their MRO is then not even built)
-                    all(t is None or "." in t or t in imports for t in cls.base_texts)
-                    or not any(not isinstance(k, str) and k.mentions("bprop") for k in p.mro(cls))):
-                continue  # no class it inherits from says bprop: neither a bprop member nor ``self.bprop = ...``
-            if not p.is_cell(cls):
+            candidate = sieve.get(id(cls))
+            if candidate is None:
+                candidate = sieve[id(cls)] = self._may_be_cell_site(cls)
+            if not candidate:
                 continue
             bprop = p.lookup(cls, "bprop")
             modes = frozenset({"graph", "pynative"})
@@ -213,6 +212,17 @@ class Context:
             sites.append(site)
         shadowed = self._shadowed_classes(sites)
         return [site for site in sites if site.cls not in shadowed]
+
+    def _may_be_cell_site(self, cls: ClassInfo) -> bool:
+        """A Cell some class of whose MRO says bprop (else it has neither a bprop member nor ``self.bprop = ...``)."""
+        p = self.program
+        if not cls.mentions("bprop") and (
+                # every base outside the file (dotted, imported, or no name): no class of the file in its MRO
+                # (most classes of a model file; their MRO is then not even built)
+                all(t is None or "." in t or t in p.imports for t in cls.base_texts)
+                or not any(not isinstance(k, str) and k.mentions("bprop") for k in p.mro(cls))):
+            return False
+        return p.is_cell(cls)
 
     def _shadowed_classes(self, sites: list[CellSite]) -> set:
         """Cells whose bprop MindSpore never calls: every use of the class in the file is a child cell
