@@ -392,3 +392,21 @@ def test_everything_is_carried_from_a_statement_without_classes(monkeypatch):
         for name in ("_mro_cache", "_is_cell_cache", "_lookup_memo"):
             assert carried[name].keys() >= getattr(delta.previous, name).keys(), name
         assert carried["_hierarchy_memos"]["cell_sites"].keys() >= delta.previous._hierarchy_memos["cell_sites"].keys()
+
+
+def test_an_edited_import_resolves_every_class_again(monkeypatch):
+    checks, compared = _spy(monkeypatch)  # (each program's cell sites and carried caches against a fresh one's)
+    seen = _analysed_programs(monkeypatch)
+    lines = (model_corpus.generate(120) + TAIL).split("\n")
+    at = _lines_with(lines, "import mindspore.nn as nn")
+    with DocumentSession("sites") as session:
+        session.analyse("\n".join(lines), Settings())
+        assert seen[-1][2]
+        # (``nn.Cell`` is torch's, then numpy's: no class of the file is a Cell)
+        for spelled in ("import torch.nn as nn", "import mindspore.nn as nn", "import numpy as nn",
+                        "import mindspore.nn as nn"):
+            lines[at] = spelled
+            session.analyse("\n".join(lines), Settings())
+            delta, _carried, sites = seen[-1]
+            assert delta is not None and compared[-1] == "\n".join(lines)
+            assert bool(sites) == ("mindspore" in spelled), spelled
