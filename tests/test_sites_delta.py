@@ -410,3 +410,19 @@ def test_an_edited_import_resolves_every_class_again(monkeypatch):
             delta, _carried, sites = seen[-1]
             assert delta is not None and compared[-1] == "\n".join(lines)
             assert bool(sites) == ("mindspore" in spelled), spelled
+
+
+def test_a_flag_read_by_a_class_body_changes_its_members(monkeypatch):
+    checks, compared = _spy(monkeypatch)  # (each program's cell sites and carried caches against a fresh one's)
+    seen = _analysed_programs(monkeypatch)
+    lines = (model_corpus.generate(120) + TAIL).split("\n")
+    at = _lines_with(lines, "FLAG = True")
+    with DocumentSession("sites") as session:
+        session.analyse("\n".join(lines), Settings())
+        for flag in ("False", "True", "False"):
+            lines[at] = f"FLAG = {flag}"
+            session.analyse("\n".join(lines), Settings())
+            delta, carried, sites = seen[-1]
+            assert delta is not None and carried is not None and compared[-1] == "\n".join(lines)
+            cond = next(site for site in sites if site[0][1] == "Cond")
+            assert cond[7] == (["x"] if flag == "True" else ["x", "y"])  # construct's inputs

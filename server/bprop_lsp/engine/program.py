@@ -1422,12 +1422,19 @@ class Program:
             return None
         old_classes = {id(c) for c in delta.old[1][1]}
         carried = {"_nn_layer_memo": dict(before.get("_nn_layer_memo", {}))}
+        # A lookup reads the members of the MRO's classes: not when a class reads them against the program (its
+        # members are read again: ``if FLAG:`` in its body, and the statement may be ``FLAG = False``).
+        reading = {id(k) for k in self.classes if k.__dict__.get("_members_reads_program")}
         if not old_classes:
             # (the statement had no class: nothing was resolved to it, and no class went)
-            for name in ("_mro_cache", "_acyclic_mro", "_is_cell_cache", "_is_primitive_cache", "_lookup_memo"):
+            for name in ("_mro_cache", "_acyclic_mro", "_is_cell_cache", "_is_primitive_cache"):
                 carried[name] = dict(before.get(name, {}))
             carried["_hierarchy_memos"] = {kind: dict(memo) for kind, memo in before.get("_hierarchy_memos",
                                                                                           {}).items()}
+            mros = carried["_mro_cache"]
+            carried["_lookup_memo"] = dict(before.get("_lookup_memo", {})) if not reading else {
+                key: found for key, found in before.get("_lookup_memo", {}).items()
+                if key[0] in mros and reading.isdisjoint(map(id, mros[key[0]]))}
             return carried
         live = set(map(id, self.classes)).difference(old_classes)
         # (ids of classes of another program — a class asked about across programs — are not live: dropped)
@@ -1441,8 +1448,6 @@ class Program:
                                    if key in live and disjoint(map(id, mro))}
         for name in ("_is_cell_cache", "_is_primitive_cache"):
             carried[name] = _kept(before.get(name, {}), kept)
-        # A lookup reads the members of the MRO's classes: not when a class reads them against the program.
-        reading = {id(k) for k in self.classes if k.__dict__.get("_members_reads_program")}
         fixed = kept if not reading else {key for key, mro in kept.items() if reading.isdisjoint(map(id, mro))}
         carried["_lookup_memo"] = {key: found for key, found in before.get("_lookup_memo", {}).items()
                                    if key[0] in fixed}
