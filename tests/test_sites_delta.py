@@ -117,6 +117,7 @@ HEADERS = ("class {cls}(GradBase):", "class {cls}(Plain):", "class {cls}(nn.Cell
 MODULE_LINES = ("Base = nn.Cell", "Base = GradBase", "Base = nn.Dense", "LayerAlias = nn.ReLU", "LayerAlias = Plain",
                 "FLAG = False", "FLAG = True", "GradBase2 = Child", "import mindspore.nn as nn",
                 "import mindspore.nn as nx", "x = Tensor(1.0)", "net = Plain()", "net(1, 2, 3)")
+VALUES = ("True", "False", "nn.Cell", "nn.Dense", "GradBase", "Child", "1")
 # Method headers put in place of a method header, statements in place of a statement of a method body.
 MEMBER_LINES = ("def bprop(self, x, out, dout):", "def bprox(self, x, out, dout):", "def construct(self, x, y=None):",
                 "def construct(self, *inputs):", "def _back(self, x, out, dout):", "def bprop(self, *args):")
@@ -156,7 +157,11 @@ def _edit(rnd: random.Random, text: str) -> tuple[str, bool]:
         elif len(indent) == 8 and _whole_statement(lines, i):
             lines[i] = indent + rnd.choice(BODY_LINES)
         elif not indent and _whole_statement(lines, i):
-            lines[i] = rnd.choice(MODULE_LINES)
+            bound = re.match(r"([A-Za-z_]\w*) = ", line)
+            if bound and kind < 0.5:  # the same name bound to another value (a flag flipped, an alias re-pointed)
+                lines[i] = f"{bound.group(1)} = {rnd.choice(VALUES)}"
+            else:
+                lines[i] = rnd.choice(MODULE_LINES)
         else:
             continue
         changed = "\n".join(lines)
