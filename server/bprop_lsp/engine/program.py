@@ -431,7 +431,7 @@ _HANDED_ON = ("_entries", "import_nodes", "classes", "_funcdefs", "_assignment_s
 # The per-class answers of class resolution (MRO, is_cell, lookup …), handed on too: the next program keeps those a
 # delta cannot have changed (``Program._carried_class_caches``).
 _CLASS_CACHES = ("_mro_cache", "_acyclic_mro", "_is_cell_cache", "_is_primitive_cache", "_lookup_memo",
-                 "_nn_layer_memo", "_hierarchy_memos")
+                 "_lookups_reading", "_nn_layer_memo", "_hierarchy_memos")
 
 
 class ProgramTables:
@@ -1319,7 +1319,15 @@ class Program:
         if key in memo:
             return memo[key]
         found = memo[key] = self._lookup(cls, name)
+        if any(not isinstance(k, str) and k.__dict__.get("_members_reads_program") for k in self.mro(cls)):
+            # through a class whose members are read against the program (``if FLAG:`` in its body): not carried
+            # over to the next program of the document (``_carried_class_caches``)
+            self._lookups_reading.add(key)
         return found
+
+    @cached_property
+    def _lookups_reading(self) -> set:
+        return set()
 
     @cached_property
     def _lookup_memo(self) -> dict:
@@ -1422,19 +1430,18 @@ class Program:
             return None
         old_classes = {id(c) for c in delta.old[1][1]}
         carried = {"_nn_layer_memo": dict(before.get("_nn_layer_memo", {}))}
-        # A lookup reads the members of the MRO's classes: not when a class reads them against the program (its
-        # members are read again: ``if FLAG:`` in its body, and the statement may be ``FLAG = False``).
-        reading = {id(k) for k in self.classes if k.__dict__.get("_members_reads_program")}
+        # A lookup reads the members of the MRO's classes: not carried through a class that reads them against the
+        # program (its members are read again: ``if FLAG:`` in its body, and the statement may be ``FLAG = False``).
+        lookups = dict(before.get("_lookup_memo", {}))
+        for key in before.get("_lookups_reading", ()):
+            lookups.pop(key, None)
         if not old_classes:
             # (the statement had no class: nothing was resolved to it, and no class went)
             for name in ("_mro_cache", "_acyclic_mro", "_is_cell_cache", "_is_primitive_cache"):
                 carried[name] = dict(before.get(name, {}))
             carried["_hierarchy_memos"] = {kind: dict(memo) for kind, memo in before.get("_hierarchy_memos",
                                                                                           {}).items()}
-            mros = carried["_mro_cache"]
-            carried["_lookup_memo"] = dict(before.get("_lookup_memo", {})) if not reading else {
-                key: found for key, found in before.get("_lookup_memo", {}).items()
-                if key[0] in mros and reading.isdisjoint(map(id, mros[key[0]]))}
+            carried["_lookup_memo"] = lookups
             return carried
         live = set(map(id, self.classes)).difference(old_classes)
         # (ids of classes of another program — a class asked about across programs — are not live: dropped)
@@ -1448,9 +1455,7 @@ class Program:
                                    if key in live and disjoint(map(id, mro))}
         for name in ("_is_cell_cache", "_is_primitive_cache"):
             carried[name] = _kept(before.get(name, {}), kept)
-        fixed = kept if not reading else {key for key, mro in kept.items() if reading.isdisjoint(map(id, mro))}
-        carried["_lookup_memo"] = {key: found for key, found in before.get("_lookup_memo", {}).items()
-                                   if key[0] in fixed}
+        carried["_lookup_memo"] = {key: found for key, found in lookups.items() if key[0] in kept}
         # A hierarchy answer read without the MRO (no class of the file among the bases) holds while the class
         # does.
         # (its keys are the last program's classes: a class there and here is live)
