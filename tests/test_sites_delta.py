@@ -1,6 +1,6 @@
 """A keystroke that replaced one top-level statement in place (``program.StatementDelta``) carries the last
-program's class resolution over — MRO, is_cell, is_primitive, lookup, the nn-layer memo and cell_sites' first
-sieve (``Program._carried_class_caches``) — instead of redoing it for every class of the file. What is carried
+program's class resolution over — MRO, is_cell, is_primitive, lookup, the nn-layer memo, cell_sites' first
+sieve and what a candidate's lookups found (``Program._carried_class_caches``) — instead of redoing it for every class of the file. What is carried
 must be exactly what a fresh program computes: after every edit of a random sequence, the cell sites and every
 entry of those caches equal a fresh Program's and Context's. The edits lean on what the carried answers rest on:
 class headers (a base renamed or replaced, a class renamed), a ``bprop`` added or removed, module-level aliases of
@@ -103,12 +103,27 @@ class Outer(nn.Cell):
         return (dout,)
 
 
+def back_fn(self, x, out, dout):
+    return (dout,)
+
+
+class Prop(nn.Cell):
+    _back = back_fn
+
+    def construct(self, x):
+        return x
+
+    @property
+    def bprop(self):
+        return self._back
+
+
 net = GrandChild()
 net(1)
 net(1, 2)
 """
 
-TAIL_CLASSES = ("GradBase", "Mixin", "Child", "GrandChild", "Plain", "Relu", "Bound", "Cond", "Prim", "Outer")
+TAIL_CLASSES = ("GradBase", "Mixin", "Child", "GrandChild", "Plain", "Relu", "Bound", "Cond", "Prim", "Outer", "Prop")
 # Class headers put in place of a class header: a base renamed or replaced, a mixin added, the class renamed.
 HEADERS = ("class {cls}(GradBase):", "class {cls}(Plain):", "class {cls}(nn.Cell):", "class {cls}(Base):",
            "class {cls}(Child, Mixin):", "class {cls}(Mixin, GradBase):", "class {cls}(LayerAlias):",
@@ -204,6 +219,15 @@ def _site(site) -> tuple:
             site.external_construct, site.inputs, site.input_range)
 
 
+def _parts(parts) -> object:
+    """``Context._site_parts``' answer in terms that compare across trees."""
+    if not parts:
+        return parts
+    bprop, modes, resolved, construct, external, counted = parts
+    return (_member(bprop), modes, _node(resolved.function.node) if resolved is not None else None,
+            _node(construct.node) if construct is not None else None, external, counted)
+
+
 class _Checks:
     """What each keystroke's program carried, and the comparisons made."""
 
@@ -250,6 +274,8 @@ def _compare(program: Program, sites: list, text: str, checks: _Checks) -> None:
         assert answer == fresh.is_nn_layer(qualname), qualname
     for key, answer in carried["_hierarchy_memos"].get("cell_sites", {}).items():
         assert answer == fresh_ctx._may_be_cell_site(twin(key)), mine[key].name
+    for key, parts in carried["_member_memos"].get("cell_site_parts", {}).items():
+        assert _parts(parts) == _parts(fresh_ctx._site_parts(twin(key))[0]), mine[key].name
     checks.entries += sum(map(len, (carried["_mro_cache"], carried["_lookup_memo"], carried["_is_cell_cache"])))
 
 
@@ -431,3 +457,40 @@ def test_a_flag_read_by_a_class_body_changes_its_members(monkeypatch):
             assert delta is not None and carried is not None and compared[-1] == "\n".join(lines)
             cond = next(site for site in sites if site[0][1] == "Cond")
             assert cond[7] == (["x"] if flag == "True" else ["x", "y"])  # construct's inputs
+
+
+def test_a_def_named_like_a_flag_changes_the_members_of_a_class_reading_it(monkeypatch):
+    checks, compared = _spy(monkeypatch)  # (each program's cell sites and carried caches against a fresh one's)
+    seen = _analysed_programs(monkeypatch)
+    lines = (model_corpus.generate(120) + TAIL).split("\n")
+    at = _lines_with(lines, "class Plain(") + 1
+    with DocumentSession("sites") as session:
+        session.analyse("\n".join(lines), Settings())
+        # a method named FLAG in another class: ``if FLAG:`` in Cond's body is not known any more (a def binds
+        # FLAG too), so either construct may run
+        for header in ("    def FLAG(self, x):", "    def construct(self, x):"):
+            lines[at] = header
+            session.analyse("\n".join(lines), Settings())
+            delta, carried, sites = seen[-1]
+            assert delta is not None and carried is not None and delta.old[1][1] and compared[-1] == "\n".join(lines)
+            cond = next((site for site in sites if site[0][1] == "Cond"), None)
+            if "FLAG" in header:
+                assert cond is None  # no construct known: the same site as GradBase's (its bprop, no construct)
+            else:
+                assert cond[7] == ["x"]
+
+
+def test_a_bprop_property_is_resolved_again(monkeypatch):
+    checks, compared = _spy(monkeypatch)  # (each program's cell sites and carried caches against a fresh one's)
+    seen = _analysed_programs(monkeypatch)
+    lines = (model_corpus.generate(120) + TAIL).split("\n")
+    at = _lines_with(lines, "def back_fn(")
+    with DocumentSession("sites") as session:
+        session.analyse("\n".join(lines), Settings())
+        for header in ("def back_fx(self, x, out, dout):", "def back_fn(self, x, out, dout):"):
+            lines[at] = header
+            session.analyse("\n".join(lines), Settings())
+            delta, carried, sites = seen[-1]
+            assert delta is not None and carried is not None and compared[-1] == "\n".join(lines)
+            prop = next(site for site in sites if site[0][1] == "Prop")
+            assert (prop[3] is None) == ("back_fx" in header)  # what the bprop property hands back

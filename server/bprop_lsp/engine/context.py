@@ -169,49 +169,74 @@ class Context:
         sites: list[CellSite] = []
         seen: set[tuple[int, int]] = set()
         p = self.program
-        custom_vjp = "custom_vjp" in p.text
-        # Which classes can be cell sites at all, read from each class's code, the imports and its MRO alone: kept
-        # by the program for the classes a keystroke cannot have changed (``Program.hierarchy_memo``).
+        # Which classes can be cell sites at all, read from each class's code, the imports and its MRO alone; and
+        # what a candidate's lookups found, when read from its classes' defs alone: kept by the program for the
+        # classes a keystroke cannot have changed (``Program.hierarchy_memo``).
         sieve = p.hierarchy_memo("cell_sites")
+        found = p.hierarchy_memo("cell_site_parts", members=True)
         for cls in p.classes:
             candidate = sieve.get(id(cls))
             if candidate is None:
                 candidate = sieve[id(cls)] = self._may_be_cell_site(cls)
             if not candidate:
                 continue
-            bprop = p.lookup(cls, "bprop")
-            modes = frozenset({"graph", "pynative"})
-            if bprop is None:
-                bprop = self._instance_bound_bprop(cls)
-                if bprop is None:
-                    continue
-                modes = frozenset({"graph"})
-            if bprop.ambiguous:
-                continue  # which definition runs depends on a condition we cannot decide
-            if custom_vjp and cls.mentions("custom_vjp"):
-                continue  # MindSpore's custom_vjp cells: `bprop(self, *args)` is special-cased by that flag
-            resolved = self.resolve_member(bprop)
-            if resolved is None and bprop.value is not None and bprop.function is None and _is_none(bprop.value) is False:
-                continue  # bound to something we cannot resolve: unknown, never guessed
-            construct_member = p.lookup(cls, "construct")
-            construct = None
-            if construct_member is not None and not construct_member.ambiguous:
-                c = self.resolve_member(construct_member)
-                if c is not None and c.binding == "method":
-                    construct = c.function
-            external = p.external_owner(cls, "construct") if construct_member is None else None
+            parts = found.get(id(cls))
+            if parts is None:
+                parts, from_defs = self._site_parts(cls)
+                if from_defs:
+                    found[id(cls)] = parts
+            elif parts:
+                # (a binding to a def: resolved as a fresh one, Resolved(def), as each program resolves it anew)
+                parts = (parts[0], parts[1], Resolved(parts[2].function) if parts[2] is not None else None,
+                         *parts[3:])
+            if not parts:
+                continue
+            bprop, modes, resolved, construct, external, counted = parts
             key = (id(resolved.function.node) if resolved else id(bprop), id(construct))
             if key in seen:
                 continue
             seen.add(key)
             site = CellSite(cls, bprop, construct, resolved, modes, external)
-            if construct is not None:
-                sig = Signature(construct, skip_self=True)
-                if sig.vararg is not None or len(sig.required_positional) != len(sig.positional):
-                    site.call_counts = self._call_counts(cls)
+            if counted:
+                site.call_counts = self._call_counts(cls)
             sites.append(site)
         shadowed = self._shadowed_classes(sites)
         return [site for site in sites if site.cls not in shadowed]
+
+    def _site_parts(self, cls: ClassInfo) -> tuple[tuple | bool, bool]:
+        """What makes a candidate of ``cell_sites`` a cell site: (its bprop member, the modes, what the bprop
+        resolves to, its construct, the MindSpore layer whose construct it inherits, whether the file's calls are
+        to count its inputs), or False when it is none; and whether that was read from the class's lookups alone
+        (every binding looked at a def: no name resolved through the program)."""
+        p = self.program
+        bprop = p.lookup(cls, "bprop")
+        modes = _BOTH_MODES
+        if bprop is None:
+            bprop = self._instance_bound_bprop(cls)
+            if bprop is None:
+                return False, True
+            modes = _GRAPH_ONLY
+        if bprop.ambiguous:
+            return False, True  # which definition runs depends on a condition we cannot decide
+        if cls.mentions("custom_vjp"):  # (then the text does, its code being in it)
+            return False, True  # MindSpore's custom_vjp cells: `bprop(self, *args)` is special-cased by that flag
+        from_defs = _bound_to_def(bprop)
+        resolved = self.resolve_member(bprop)
+        if resolved is None and bprop.value is not None and bprop.function is None and _is_none(bprop.value) is False:
+            return False, from_defs  # bound to something we cannot resolve: unknown, never guessed
+        construct_member = p.lookup(cls, "construct")
+        construct = None
+        if construct_member is not None and not construct_member.ambiguous:
+            from_defs = from_defs and _bound_to_def(construct_member)
+            c = self.resolve_member(construct_member)
+            if c is not None and c.binding == "method":
+                construct = c.function
+        external = p.external_owner(cls, "construct") if construct_member is None else None
+        counted = False
+        if construct is not None:
+            sig = Signature(construct, skip_self=True)
+            counted = sig.vararg is not None or len(sig.required_positional) != len(sig.positional)
+        return (bprop, modes, resolved, construct, external, counted), from_defs
 
     def _may_be_cell_site(self, cls: ClassInfo) -> bool:
         """A Cell some class of whose MRO says bprop (else it has neither a bprop member nor ``self.bprop = ...``)."""
@@ -232,7 +257,7 @@ class Context:
         import re
 
         p = self.program
-        with_bprop = {id(site.cls) for site in sites if site.modes == frozenset({"graph", "pynative"})}
+        with_bprop = {id(site.cls) for site in sites if site.modes == _BOTH_MODES}
         result = set()
         if len(with_bprop) < 2:
             return result  # shadowing needs an outer and an inner cell with bprops
@@ -622,6 +647,19 @@ def _is_python_literal(node) -> bool:
     if t == "atom" and node.children[0] in ("(", "["):
         return not (node.children[0] == "(" and len(node.children) == 3 and node.children[1].type != "testlist_comp")
     return False
+
+
+_BOTH_MODES = frozenset({"graph", "pynative"})
+_GRAPH_ONLY = frozenset({"graph"})
+
+
+def _bound_to_def(member: Member) -> bool:
+    """A def that is no property: what it resolves to (``Resolved(def)``) reads nothing of the program."""
+    fn = member.function
+    if fn is None or member.value is not None:
+        return False
+    names = fn.decorator_names
+    return not ("property" in names or any(n.endswith(".setter") or n.endswith(".getter") for n in names))
 
 
 def _is_none(node) -> bool:

@@ -431,7 +431,7 @@ _HANDED_ON = ("_entries", "import_nodes", "classes", "_funcdefs", "_assignment_s
 # The per-class answers of class resolution (MRO, is_cell, lookup …), handed on too: the next program keeps those a
 # delta cannot have changed (``Program._carried_class_caches``).
 _CLASS_CACHES = ("_mro_cache", "_acyclic_mro", "_is_cell_cache", "_is_primitive_cache", "_lookup_memo",
-                 "_lookups_reading", "_nn_layer_memo", "_hierarchy_memos")
+                 "_lookups_reading", "_nn_layer_memo", "_hierarchy_memos", "_member_memos")
 
 
 class ProgramTables:
@@ -1386,11 +1386,12 @@ class Program:
     def _mro_cache(self) -> dict:
         return self._carried("_mro_cache")
 
-    def hierarchy_memo(self, kind: str) -> dict:
+    def hierarchy_memo(self, kind: str, *, members: bool = False) -> dict:
         """A memo of per-class answers (id of one of the program's classes -> answer) read from the class's own
-        code, the imports and the classes of its MRO alone (``Context.cell_sites``' first sieve): carried from the document's last
-        program like the MRO is (``_carried_class_caches``)."""
-        memos = self._hierarchy_memos
+        code, the imports and the classes of its MRO alone (``Context.cell_sites``' first sieve), or (``members``)
+        from those and the class's own lookups (``lookup(cls, ...)``: the members of its MRO's classes): carried
+        from the document's last program like the MRO and the lookups are (``_carried_class_caches``)."""
+        memos = self._member_memos if members else self._hierarchy_memos
         memo = memos.get(kind)
         if memo is None:
             memo = memos[kind] = {}
@@ -1399,6 +1400,10 @@ class Program:
     @cached_property
     def _hierarchy_memos(self) -> dict:
         return self._carried("_hierarchy_memos")
+
+    @cached_property
+    def _member_memos(self) -> dict:
+        return self._carried("_member_memos")
 
     def _carried(self, name: str) -> dict:
         """This program's cache ``name`` (one of ``_CLASS_CACHES``): what the last program's held that a delta
@@ -1433,8 +1438,10 @@ class Program:
         # A lookup reads the members of the MRO's classes: not carried through a class that reads them against the
         # program (its members are read again: ``if FLAG:`` in its body, and the statement may be ``FLAG = False``).
         lookups = dict(before.get("_lookup_memo", {}))
-        for key in before.get("_lookups_reading", ()):
+        reading = before.get("_lookups_reading", ())
+        for key in reading:
             lookups.pop(key, None)
+        reading_classes = {key[0] for key in reading}  # (whose member memos are not carried either)
         if not old_classes:
             # (the statement had no class: nothing was resolved to it, and no class went)
             for name in ("_mro_cache", "_acyclic_mro", "_is_cell_cache", "_is_primitive_cache"):
@@ -1442,6 +1449,8 @@ class Program:
             carried["_hierarchy_memos"] = {kind: dict(memo) for kind, memo in before.get("_hierarchy_memos",
                                                                                           {}).items()}
             carried["_lookup_memo"] = lookups
+            carried["_member_memos"] = {kind: _kept(memo, memo.keys() - reading_classes)
+                                        for kind, memo in before.get("_member_memos", {}).items()}
             return carried
         live = set(map(id, self.classes)).difference(old_classes)
         # (ids of classes of another program — a class asked about across programs — are not live: dropped)
@@ -1462,6 +1471,9 @@ class Program:
         gone = old_classes.union(mros.keys() - kept.keys())
         carried["_hierarchy_memos"] = {kind: _kept(memo, memo.keys() - gone)
                                        for kind, memo in before.get("_hierarchy_memos", {}).items()}
+        gone.update(reading_classes)
+        carried["_member_memos"] = {kind: _kept(memo, memo.keys() - gone)
+                                    for kind, memo in before.get("_member_memos", {}).items()}
         return carried
 
     def span(self, node_or_start, end=None):
