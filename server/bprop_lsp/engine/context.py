@@ -6,6 +6,7 @@ mixin) together with the ``construct`` the same lookup finds. A *custom-op site*
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -254,8 +255,6 @@ class Context:
         (``self.q = Quantize()``) of a Cell whose own custom bprop replaces the backward of its whole subtree
         (bprop-rules.md, further behaviours 10). Any other mention of the name (another call, a base list, a
         string) keeps the cell checked."""
-        import re
-
         p = self.program
         with_bprop = {id(site.cls) for site in sites if site.modes == _BOTH_MODES}
         result = set()
@@ -270,7 +269,7 @@ class Context:
         occurrences: dict[str, list[int]] | None = None
         # Or, better, the statements holding each name, from the words of each statement (read once per statement).
         holders: dict[str, list] | None = None
-        plain = all(re.fullmatch(r"\w+", name) for name in names)
+        plain = _WORD_CHARACTERS.fullmatch("".join(names)) is not None  # (every name: none is empty)
         layout = p._layout if plain else None
         if layout is not None:
             holders = {}
@@ -280,11 +279,19 @@ class Context:
             # keystroke reads again only the statement it touched (intersecting every statement's words with the
             # names was a millisecond of each keystroke in a 10,000-line file).
             names_key = tuple(sorted(wanted))
+            # (the very key the statements keep, when it is the same: then telling that it is takes no comparing
+            # of its names, for each statement of the file)
+            kept_key = next((facts["site_mentions"][0] for facts, _offset in layout if "site_mentions" in facts), None)
+            if kept_key == names_key:
+                names_key = kept_key
             for entry in layout:
                 facts, offset = entry
                 kept = facts.get("site_mentions")
-                if kept is None or kept[0] != names_key:
-                    kept = facts["site_mentions"] = (names_key, _statement_mentions(facts, wanted))
+                if kept is None or kept[0] is not names_key:
+                    if kept is not None and kept[0] == names_key:
+                        kept = facts["site_mentions"] = (names_key, kept[1])
+                    else:
+                        kept = facts["site_mentions"] = (names_key, _statement_mentions(facts, wanted))
                 for name, count, first in kept[1]:
                     holders.setdefault(name, []).append(entry)
                     if first and offset and text[offset - 1] == ".":
@@ -649,6 +656,7 @@ def _is_python_literal(node) -> bool:
     return False
 
 
+_WORD_CHARACTERS = re.compile(r"\w+")
 _BOTH_MODES = frozenset({"graph", "pynative"})
 _GRAPH_ONLY = frozenset({"graph"})
 
