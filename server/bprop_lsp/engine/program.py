@@ -1422,7 +1422,9 @@ class Program:
         replaced statement's classes, now their new counterparts. So an MRO (as computed) that holds none of the
         statement's old classes is still right, and so is every answer read from it: is_cell and is_primitive
         (the MRO and the imports), a lookup (the MRO and the members of its classes, unless a class read its
-        members against the program: ``ClassInfo.members``) and the hierarchy memos."""
+        members against the program: ``ClassInfo.members``, noted in ``_lookups_reading``), the hierarchy memos
+        and the member memos (those of a class none of whose lookups read the program). The entries are the last
+        program's classes' (ids of live objects: a class of the replaced statement is held by the delta)."""
         delta = self.delta
         if delta is None:
             return None
