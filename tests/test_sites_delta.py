@@ -494,3 +494,26 @@ def test_a_bprop_property_is_resolved_again(monkeypatch):
             assert delta is not None and carried is not None and compared[-1] == "\n".join(lines)
             prop = next(site for site in sites if site[0][1] == "Prop")
             assert (prop[3] is None) == ("back_fx" in header)  # what the bprop property hands back
+
+
+def test_nothing_is_carried_with_classes_built_by_type(monkeypatch):
+    checks, compared = _spy(monkeypatch)  # (each program's cell sites and carried caches against a fresh one's)
+    seen = _analysed_programs(monkeypatch)
+    lines = (model_corpus.generate(120) + TAIL + """
+Built = type("Built", (nn.Cell,), {"construct": lambda self, x: x, "bprop": lambda self, x, out, dout: (dout,)})
+
+
+class FromBuilt(Built):
+    def construct(self, x, y):
+        return x
+""").split("\n")
+    at = _lines_with(lines, "class FromBuilt(") + 1
+    with DocumentSession("sites") as session:
+        session.analyse("\n".join(lines), Settings())
+        for header in ("    def construct(self, x):", "    def construct(self, x, y):"):
+            lines[at] = header
+            session.analyse("\n".join(lines), Settings())
+            delta, carried, sites = seen[-1]
+            assert carried is None and compared[-1] == "\n".join(lines)
+            built = next(site for site in sites if site[0][1] == "FromBuilt")
+            assert built[7] == (["x"] if header.endswith("(self, x):") else ["x", "y"])

@@ -1431,6 +1431,9 @@ class Program:
         before = delta.previous.__dict__
         if "_mro_cache" not in before:
             return None
+        for classes in (self.classes, before.get("classes")):
+            if not classes or isinstance(classes[-1], SyntheticClass):
+                return None  # (classes built with ``type(...)``, after the others, are new objects on every analysis)
         if (delta.old[1][0] or delta.new[1][0]) and self.imports != delta.previous.imports:
             return None
         if _resolution_signature(delta.old) != _resolution_signature(delta.new):
