@@ -1448,7 +1448,8 @@ class Program:
             lookups.pop(key, None)
         reading_classes = {key[0] for key in reading}  # (whose member memos are not carried either)
         if not old_classes:
-            # (the statement had no class: nothing was resolved to it, and no class went)
+            # (the statement had no class: nothing was resolved to it, no class went and none came, so no key can
+            # be the id of a class made since)
             for name in ("_mro_cache", "_acyclic_mro", "_is_cell_cache", "_is_primitive_cache"):
                 carried[name] = dict(before.get(name, {}))
             carried["_hierarchy_memos"] = {kind: dict(memo) for kind, memo in before.get("_hierarchy_memos",
@@ -1457,8 +1458,10 @@ class Program:
             carried["_member_memos"] = {kind: _kept(memo, memo.keys() - reading_classes)
                                         for kind, memo in before.get("_member_memos", {}).items()}
             return carried
-        live = set(map(id, self.classes)).difference(old_classes)
-        # (ids of classes of another program — a class asked about across programs — are not live: dropped)
+        # The last program's classes but the replaced statement's: all alive while this one is made, so no other
+        # object has their ids (a class of another program asked about, since gone, may have left its id to a class
+        # of the replaced statement's new code: not live, dropped).
+        live = set(map(id, before["classes"])).difference(old_classes)
 
         # (the old classes are alive, held by the delta: no other object of an MRO has their id)
         disjoint = old_classes.isdisjoint
