@@ -6,6 +6,7 @@ mixin) together with the ``construct`` the same lookup finds. A *custom-op site*
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -169,60 +170,93 @@ class Context:
         sites: list[CellSite] = []
         seen: set[tuple[int, int]] = set()
         p = self.program
-        custom_vjp = p.text_contains("custom_vjp")
-        imports = p.imports
+        # Which classes can be cell sites at all, read from each class's code, the imports and its MRO alone; and
+        # what a candidate's lookups found, when read from its classes' defs alone: kept by the program for the
+        # classes a keystroke cannot have changed (``Program.hierarchy_memo``).
+        sieve = p.hierarchy_memo("cell_sites")
+        found = p.hierarchy_memo("cell_site_parts", members=True)
         for cls in p.classes:
-            if not cls.mentions("bprop") and (
-                    # every base outside the file (dotted, imported, or no name): no class of the file in its MRO
-                    # (most classes of a model file; their MRO is then not even built)
-                    all(t is None or "." in t or t in imports for t in cls.base_texts)
-                    or not any(not isinstance(k, str) and k.mentions("bprop") for k in p.mro(cls))):
-                continue  # no class it inherits from says bprop: neither a bprop member nor ``self.bprop = ...``
-            if not p.is_cell(cls):
+            candidate = sieve.get(id(cls))
+            if candidate is None:
+                candidate = sieve[id(cls)] = self._may_be_cell_site(cls)
+            if not candidate:
                 continue
-            bprop = p.lookup(cls, "bprop")
-            modes = frozenset({"graph", "pynative"})
-            if bprop is None:
-                bprop = self._instance_bound_bprop(cls)
-                if bprop is None:
-                    continue
-                modes = frozenset({"graph"})
-            if bprop.ambiguous:
-                continue  # which definition runs depends on a condition we cannot decide
-            if custom_vjp and cls.mentions("custom_vjp"):
-                continue  # MindSpore's custom_vjp cells: `bprop(self, *args)` is special-cased by that flag
-            resolved = self.resolve_member(bprop)
-            if resolved is None and bprop.value is not None and bprop.function is None and _is_none(bprop.value) is False:
-                continue  # bound to something we cannot resolve: unknown, never guessed
-            construct_member = p.lookup(cls, "construct")
-            construct = None
-            if construct_member is not None and not construct_member.ambiguous:
-                c = self.resolve_member(construct_member)
-                if c is not None and c.binding == "method":
-                    construct = c.function
-            external = p.external_owner(cls, "construct") if construct_member is None else None
+            parts = found.get(id(cls))
+            if parts is None:
+                parts, from_defs = self._site_parts(cls)
+                if from_defs:
+                    found[id(cls)] = parts
+            elif parts:
+                # (a binding to a def: resolved as a fresh one, Resolved(def), as each program resolves it anew)
+                parts = (parts[0], parts[1], Resolved(parts[2].function) if parts[2] is not None else None,
+                         *parts[3:])
+            if not parts:
+                continue
+            bprop, modes, resolved, construct, external, counted = parts
             key = (id(resolved.function.node) if resolved else id(bprop), id(construct))
             if key in seen:
                 continue
             seen.add(key)
             site = CellSite(cls, bprop, construct, resolved, modes, external)
-            if construct is not None:
-                sig = Signature(construct, skip_self=True)
-                if sig.vararg is not None or len(sig.required_positional) != len(sig.positional):
-                    site.call_counts = self._call_counts(cls)
+            if counted:
+                site.call_counts = self._call_counts(cls)
             sites.append(site)
         shadowed = self._shadowed_classes(sites)
         return [site for site in sites if site.cls not in shadowed]
+
+    def _site_parts(self, cls: ClassInfo) -> tuple[tuple | bool, bool]:
+        """What makes a candidate of ``cell_sites`` a cell site: (its bprop member, the modes, what the bprop
+        resolves to, its construct, the MindSpore layer whose construct it inherits, whether the file's calls are
+        to count its inputs), or False when it is none; and whether that was read from the class's lookups alone
+        (every binding looked at a def: no name resolved through the program)."""
+        p = self.program
+        bprop = p.lookup(cls, "bprop")
+        modes = _BOTH_MODES
+        if bprop is None:
+            bprop = self._instance_bound_bprop(cls)
+            if bprop is None:
+                return False, True
+            modes = _GRAPH_ONLY
+        if bprop.ambiguous:
+            return False, True  # which definition runs depends on a condition we cannot decide
+        if cls.mentions("custom_vjp"):  # (then the text does, its code being in it)
+            return False, True  # MindSpore's custom_vjp cells: `bprop(self, *args)` is special-cased by that flag
+        from_defs = _bound_to_def(bprop)
+        resolved = self.resolve_member(bprop)
+        if resolved is None and bprop.value is not None and bprop.function is None and _is_none(bprop.value) is False:
+            return False, from_defs  # bound to something we cannot resolve: unknown, never guessed
+        construct_member = p.lookup(cls, "construct")
+        construct = None
+        if construct_member is not None and not construct_member.ambiguous:
+            from_defs = from_defs and _bound_to_def(construct_member)
+            c = self.resolve_member(construct_member)
+            if c is not None and c.binding == "method":
+                construct = c.function
+        external = p.external_owner(cls, "construct") if construct_member is None else None
+        counted = False
+        if construct is not None:
+            sig = Signature(construct, skip_self=True)
+            counted = sig.vararg is not None or len(sig.required_positional) != len(sig.positional)
+        return (bprop, modes, resolved, construct, external, counted), from_defs
+
+    def _may_be_cell_site(self, cls: ClassInfo) -> bool:
+        """A Cell some class of whose MRO says bprop (else it has neither a bprop member nor ``self.bprop = ...``)."""
+        p = self.program
+        if not cls.mentions("bprop") and (
+                # every base outside the file (dotted, imported, or no name): no class of the file in its MRO
+                # (most classes of a model file; their MRO is then not even built)
+                all(t is None or "." in t or t in p.imports for t in cls.base_texts)
+                or not any(not isinstance(k, str) and k.mentions("bprop") for k in p.mro(cls))):
+            return False
+        return p.is_cell(cls)
 
     def _shadowed_classes(self, sites: list[CellSite]) -> set:
         """Cells whose bprop MindSpore never calls: every use of the class in the file is a child cell
         (``self.q = Quantize()``) of a Cell whose own custom bprop replaces the backward of its whole subtree
         (bprop-rules.md, further behaviours 10). Any other mention of the name (another call, a base list, a
         string) keeps the cell checked."""
-        import re
-
         p = self.program
-        with_bprop = {id(site.cls) for site in sites if site.modes == frozenset({"graph", "pynative"})}
+        with_bprop = {id(site.cls) for site in sites if site.modes == _BOTH_MODES}
         result = set()
         if len(with_bprop) < 2:
             return result  # shadowing needs an outer and an inner cell with bprops
@@ -235,7 +269,7 @@ class Context:
         occurrences: dict[str, list[int]] | None = None
         # Or, better, the statements holding each name, from the words of each statement (read once per statement).
         holders: dict[str, list] | None = None
-        plain = all(re.fullmatch(r"\w+", name) for name in names)
+        plain = _WORD_CHARACTERS.fullmatch("".join(names)) is not None  # (every name: none is empty)
         layout = p._layout if plain else None
         if layout is not None:
             holders = {}
@@ -245,11 +279,19 @@ class Context:
             # keystroke reads again only the statement it touched (intersecting every statement's words with the
             # names was a millisecond of each keystroke in a 10,000-line file).
             names_key = tuple(sorted(wanted))
+            # (the very key the statements keep, when it is the same: then telling that it is takes no comparing
+            # of its names, for each statement of the file)
+            kept_key = next((facts["site_mentions"][0] for facts, _offset in layout if "site_mentions" in facts), None)
+            if kept_key == names_key:
+                names_key = kept_key
             for entry in layout:
                 facts, offset = entry
                 kept = facts.get("site_mentions")
-                if kept is None or kept[0] != names_key:
-                    kept = facts["site_mentions"] = (names_key, _statement_mentions(facts, wanted))
+                if kept is None or kept[0] is not names_key:
+                    if kept is not None and kept[0] == names_key:
+                        kept = facts["site_mentions"] = (names_key, kept[1])
+                    else:
+                        kept = facts["site_mentions"] = (names_key, _statement_mentions(facts, wanted))
                 for name, count, first in kept[1]:
                     holders.setdefault(name, []).append(entry)
                     if first and offset and text[offset - 1] == ".":
@@ -612,6 +654,20 @@ def _is_python_literal(node) -> bool:
     if t == "atom" and node.children[0] in ("(", "["):
         return not (node.children[0] == "(" and len(node.children) == 3 and node.children[1].type != "testlist_comp")
     return False
+
+
+_WORD_CHARACTERS = re.compile(r"\w+")
+_BOTH_MODES = frozenset({"graph", "pynative"})
+_GRAPH_ONLY = frozenset({"graph"})
+
+
+def _bound_to_def(member: Member) -> bool:
+    """A def that is no property: what it resolves to (``Resolved(def)``) reads nothing of the program."""
+    fn = member.function
+    if fn is None or member.value is not None:
+        return False
+    names = fn.decorator_names
+    return not ("property" in names or any(n.endswith(".setter") or n.endswith(".getter") for n in names))
 
 
 def _is_none(node) -> bool:

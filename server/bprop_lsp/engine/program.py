@@ -430,13 +430,19 @@ _HANDED_ON = ("_entries", "import_nodes", "classes", "_funcdefs", "_assignment_s
               "_line_layout", "_substring_counts", "_noqa_matches", "_calls_found")
 
 
+# The per-class answers of class resolution (MRO, is_cell, lookup …), handed on too: the next program keeps those a
+# delta cannot have changed (``Program._carried_class_caches``).
+_CLASS_CACHES = ("_mro_cache", "_acyclic_mro", "_is_cell_cache", "_is_primitive_cache", "_lookup_memo",
+                 "_lookups_reading", "_nn_layer_memo", "_hierarchy_memos", "_member_memos")
+
+
 class ProgramTables:
     """A program's whole-file tables, for the next program of its document to patch (``StatementDelta``): no
     text, line index or call index (a document keeps no program alive between versions)."""
 
     def __init__(self, program: "Program"):
         held = program.__dict__
-        self.__dict__.update({name: held[name] for name in _HANDED_ON if name in held})
+        self.__dict__.update({name: held[name] for name in _HANDED_ON + _CLASS_CACHES if name in held})
         self.own = program._update_statements
         self.line_count = program._line_count()
         self.synthetic = program._synthetic  # classes built with ``type(...)``, after the joined ones
@@ -512,6 +518,28 @@ def _patched_table(table: dict, old: list, new: list, start_of) -> dict | None:
         else:
             del result[name]
     return result
+
+
+def _resolution_signature(entry: tuple) -> tuple:
+    """What resolving a base-class name reads of one top-level statement (``Program.resolve_class``): the names of
+    its classes in order, and each module-level ``name = value`` with the dotted name it aliases (kept with its
+    facts)."""
+    facts = entry[2]
+    signature = facts.get("resolution_signature")
+    if signature is None:
+        signature = facts["resolution_signature"] = (
+            tuple(c.name for c in entry[1][1]),
+            tuple((name, dotted(value) if call_of(value) is None else None)
+                  for name, value in _assignment_pairs(entry) if _is_module_level(value)))
+    return signature
+
+
+def _kept(memo: dict, keys) -> dict:
+    """A copy of ``memo`` with only the entries of ``keys`` (a set or a dict's keys; most of the memo)."""
+    kept = dict(memo)
+    for key in memo.keys() - keys:
+        del kept[key]
+    return kept
 
 
 def _assignment_pairs(entry: tuple) -> list:
@@ -1263,7 +1291,7 @@ class Program:
 
     @cached_property
     def _acyclic_mro(self) -> dict:
-        return {}
+        return self._carried("_acyclic_mro")
 
     def is_cell(self, cls: ClassInfo) -> bool:
         found = self._is_cell_cache.get(id(cls))
@@ -1273,7 +1301,7 @@ class Program:
 
     @cached_property
     def _is_cell_cache(self) -> dict:
-        return {}
+        return self._carried("_is_cell_cache")
 
     def resolve_class(self, text: str, depth: int = 0) -> "ClassInfo | str":
         """A base-class expression: a class of this file, else a qualified name, following module-level aliases
@@ -1309,7 +1337,7 @@ class Program:
 
     @cached_property
     def _nn_layer_memo(self) -> dict:
-        return {}
+        return self._carried("_nn_layer_memo")
 
     def _is_nn_layer(self, qualname: str) -> bool:
         from .mindspore_api import is_nn_cell_qualname
@@ -1324,11 +1352,15 @@ class Program:
         return qualname.startswith("mindspore.nn.") and qualname.rsplit(".", 1)[-1][:1].isupper()
 
     def is_primitive(self, cls: ClassInfo) -> bool:
-        memo = self.__dict__.setdefault("_is_primitive_cache", {})
+        memo = self._is_primitive_cache
         found = memo.get(id(cls))
         if found is None:
             found = memo[id(cls)] = self._is_primitive(cls)
         return found
+
+    @cached_property
+    def _is_primitive_cache(self) -> dict:
+        return self._carried("_is_primitive_cache")
 
     def _is_primitive(self, cls: ClassInfo) -> bool:
         return any(
@@ -1350,12 +1382,24 @@ class Program:
 
     def lookup(self, cls: ClassInfo, name: str) -> Member | None:
         """The member ``name`` as attribute lookup finds it, or None (also None past an opaque base)."""
-        memo = self.__dict__.setdefault("_lookup_memo", {})
+        memo = self._lookup_memo
         key = (id(cls), name)
         if key in memo:
             return memo[key]
         found = memo[key] = self._lookup(cls, name)
+        if any(not isinstance(k, str) and k.__dict__.get("_members_reads_program") for k in self.mro(cls)):
+            # through a class whose members are read against the program (``if FLAG:`` in its body): not carried
+            # over to the next program of the document (``_carried_class_caches``)
+            self._lookups_reading.add(key)
         return found
+
+    @cached_property
+    def _lookups_reading(self) -> set:
+        return set()
+
+    @cached_property
+    def _lookup_memo(self) -> dict:
+        return self._carried("_lookup_memo")
 
     def _lookup(self, cls: ClassInfo, name: str) -> Member | None:
         for k in self.mro(cls):
@@ -1408,7 +1452,105 @@ class Program:
 
     @cached_property
     def _mro_cache(self) -> dict:
-        return {}
+        return self._carried("_mro_cache")
+
+    def hierarchy_memo(self, kind: str, *, members: bool = False) -> dict:
+        """A memo of per-class answers (id of one of the program's classes -> answer) read from the class's own
+        code, the imports and the classes of its MRO alone (``Context.cell_sites``' first sieve), or (``members``)
+        from those and the class's own lookups (``lookup(cls, ...)``: the members of its MRO's classes): carried
+        from the document's last program like the MRO and the lookups are (``_carried_class_caches``)."""
+        memos = self._member_memos if members else self._hierarchy_memos
+        memo = memos.get(kind)
+        if memo is None:
+            memo = memos[kind] = {}
+        return memo
+
+    @cached_property
+    def _hierarchy_memos(self) -> dict:
+        return self._carried("_hierarchy_memos")
+
+    @cached_property
+    def _member_memos(self) -> dict:
+        return self._carried("_member_memos")
+
+    def _carried(self, name: str) -> dict:
+        """This program's cache ``name`` (one of ``_CLASS_CACHES``): what the last program's held that a delta
+        cannot have changed, or empty."""
+        carried = self._carried_class_caches
+        return carried.get(name, {}) if carried is not None else {}
+
+    @cached_property
+    def _carried_class_caches(self) -> dict | None:
+        """The class caches of the document's last program (``_CLASS_CACHES``) with every answer the replaced
+        statement may have changed dropped; None without a delta, or when the statement changed how a name
+        resolves (the imports, its classes' names, its module-level bindings: ``_resolution_signature``).
+
+        Resolving a base-class name reads only the imports, the last class of that name and the module-level
+        bindings of the name; while those are what they were, every name resolves as before except to the
+        replaced statement's classes, now their new counterparts. So an MRO (as computed) that holds none of the
+        statement's old classes is still right, and so is every answer read from it: is_cell and is_primitive
+        (the MRO and the imports), a lookup (the MRO and the members of its classes, unless a class read its
+        members against the program: ``ClassInfo.members``, noted in ``_lookups_reading``), the hierarchy memos
+        and the member memos (those of a class none of whose lookups read the program). The entries are the last
+        program's classes' (ids of live objects: a class of the replaced statement is held by the delta)."""
+        delta = self.delta
+        if delta is None:
+            return None
+        before = delta.previous.__dict__
+        if "_mro_cache" not in before:
+            return None
+        for classes in (self.classes, before.get("classes")):
+            if not classes or isinstance(classes[-1], SyntheticClass):
+                return None  # (classes built with ``type(...)``, after the others, are new objects on every analysis)
+        if (delta.old[1][0] or delta.new[1][0]) and self.imports != delta.previous.imports:
+            return None
+        if _resolution_signature(delta.old) != _resolution_signature(delta.new):
+            return None
+        old_classes = {id(c) for c in delta.old[1][1]}
+        carried = {"_nn_layer_memo": dict(before.get("_nn_layer_memo", {}))}
+        # A lookup reads the members of the MRO's classes: not carried through a class that reads them against the
+        # program (its members are read again: ``if FLAG:`` in its body, and the statement may be ``FLAG = False``).
+        lookups = dict(before.get("_lookup_memo", {}))
+        reading = before.get("_lookups_reading", ())
+        for key in reading:
+            lookups.pop(key, None)
+        reading_classes = {key[0] for key in reading}  # (whose member memos are not carried either)
+        if not old_classes:
+            # (the statement had no class: nothing was resolved to it, no class went and none came, so no key can
+            # be the id of a class made since)
+            for name in ("_mro_cache", "_acyclic_mro", "_is_cell_cache", "_is_primitive_cache"):
+                carried[name] = dict(before.get(name, {}))
+            carried["_hierarchy_memos"] = {kind: dict(memo) for kind, memo in before.get("_hierarchy_memos",
+                                                                                          {}).items()}
+            carried["_lookup_memo"] = lookups
+            carried["_member_memos"] = {kind: _kept(memo, memo.keys() - reading_classes)
+                                        for kind, memo in before.get("_member_memos", {}).items()}
+            return carried
+        # The last program's classes but the replaced statement's: all alive while this one is made, so no other
+        # object has their ids (a class of another program asked about, since gone, may have left its id to a class
+        # of the replaced statement's new code: not live, dropped).
+        live = set(map(id, before["classes"])).difference(old_classes)
+
+        # (the old classes are alive, held by the delta: no other object of an MRO has their id)
+        disjoint = old_classes.isdisjoint
+        mros = before["_mro_cache"]
+        kept = carried["_mro_cache"] = {key: mro for key, mro in mros.items()
+                                        if key in live and disjoint(map(id, mro))}
+        carried["_acyclic_mro"] = {key: mro for key, mro in before.get("_acyclic_mro", {}).items()
+                                   if key in live and disjoint(map(id, mro))}
+        for name in ("_is_cell_cache", "_is_primitive_cache"):
+            carried[name] = _kept(before.get(name, {}), kept)
+        carried["_lookup_memo"] = {key: found for key, found in lookups.items() if key[0] in kept}
+        # A hierarchy answer read without the MRO (no class of the file among the bases) holds while the class
+        # does.
+        # (its keys are the last program's classes: a class there and here is live)
+        gone = old_classes.union(mros.keys() - kept.keys())
+        carried["_hierarchy_memos"] = {kind: _kept(memo, memo.keys() - gone)
+                                       for kind, memo in before.get("_hierarchy_memos", {}).items()}
+        gone.update(reading_classes)
+        carried["_member_memos"] = {kind: _kept(memo, memo.keys() - gone)
+                                    for kind, memo in before.get("_member_memos", {}).items()}
+        return carried
 
     def span(self, node_or_start, end=None):
         from .model import Position, Span
