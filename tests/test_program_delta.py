@@ -187,11 +187,10 @@ TYPED = ("custom_vjp", ".register", "_grad", "jit", "noqa", "noqa: BP001", "type
 SUFFIXES = ("_grad", "jit", "custom_vjp", "dout", "x", "_register")
 
 
-def test_text_searches_carried_from_the_last_program_equal_the_text_s(monkeypatch):
+def test_text_searches_carried_from_the_last_program_equal_the_text_s():
     from bprop_lsp.engine.parsing import ParsedDocument
     from bprop_lsp.engine.program import NOQA
 
-    deltas = _spy_deltas(monkeypatch)
     rnd = random.Random(SEED + 1)
     lines = (model_corpus.generate(400) + TAIL).split("\n")
     doc = ParsedDocument()
