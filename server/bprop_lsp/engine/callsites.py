@@ -101,10 +101,7 @@ def build_call_index(program: Program) -> CallIndex:
         if refs is None:
             calls = facts.get("calls")
             if calls is None:
-                # (a statement typed in: the simple statements it shares with the one it replaced keep their calls)
-                kept = delta.old[2].get("calls_by_statement") if delta is not None and delta.new[2] is facts else None
-                store = facts["calls_by_statement"] = {}
-                calls = facts["calls"] = _candidate_calls(child, kept, store)
+                calls = facts["calls"] = _candidate_calls(program, facts, child)
             refs = facts["call_refs"] = _call_refs(program, calls)
             facts["call_ref_names"] = _ref_names(refs)
         if not refs:
@@ -266,30 +263,50 @@ def _local_ref(program: Program, expr) -> tuple:
     return _NOTHING
 
 
-def _candidate_calls(root, kept: dict | None = None, store: dict | None = None) -> list[tuple]:
-    """The calls under ``root`` (in walk order) that may be calls of a Cell instance, read from their own text:
-    (call node, callee, callee's dotted name, positional, keywords, has_star, the first argument of a gradient
-    transform when the callee is one). Calls whose callee cannot name an instance (``ops.Sign()(x)``,
-    ``F.zeros_like(x)``, ``print(x)`` ...) are left out: resolving them could only give None.
+def _candidate_calls(program: Program, facts: dict, root) -> list[tuple]:
+    """The calls under the top-level statement ``root`` (whose facts are ``facts``), in walk order, that may be
+    calls of a Cell instance, read from their own text: (call node, callee, callee's dotted name, positional,
+    keywords, has_star, the first argument of a gradient transform when the callee is one). Calls whose callee
+    cannot name an instance (``ops.Sign()(x)``, ``F.zeros_like(x)``, ``print(x)`` ...) are left out: resolving them
+    could only give None. Read per simple statement (``_per_simple_statement``); a compound statement's header is
+    read on the way."""
+    return _per_simple_statement(program, facts, root, "calls_by_statement", _calls_under, _header_calls)
 
-    With ``store``, the calls of each simple statement are put there (id -> (node, calls)), and those ``kept`` has
-    for the same node are taken as they are: a keystroke re-parses one statement of a body (parsing.py), the others
-    are the same nodes, and walking a whole class again for one changed line cost ~0.5 ms."""
-    if store is None:
-        return _calls_under(root)
-    found = []
+
+def _header_calls(node) -> list[tuple]:
+    return _calls_under(node, only_root=True) if node.type in ("power", "atom_expr") else []
+
+
+def _per_simple_statement(program: Program, facts: dict, root, key: str, read, visit=None) -> list:
+    """``read(simple statement)`` of every simple statement under ``root`` (in the top-level statement whose facts
+    are ``facts``), joined in walk order with ``visit(node)`` of the other nodes on the way (None: nothing).
+
+    Each simple statement's result is kept in ``facts[key]``; a statement typed in takes the results of the
+    statement it replaced (``program.delta``) for the simple statements they share: a keystroke re-parses one
+    statement of a body (parsing.py), the others are the same nodes, and walking a whole class again for one
+    changed line cost ~0.5 ms. (Only the nodes still there are kept: the replaced statement's are read, not
+    copied.)"""
+    stores = facts.get(key)
+    if stores is None:
+        delta = program.delta
+        taken = delta.old[2].get(key) if delta is not None and delta.new[2] is facts else None
+        stores = facts[key] = ({}, taken[0] if taken is not None else {})
+    store, before = stores
+    found: list = []
     stack = [root]
     while stack:
         node = stack.pop()
         if node.type == "simple_stmt":
-            entry = kept.get(id(node)) if kept is not None else None
-            if entry is None or entry[0] is not node:
-                entry = (node, _calls_under(node))
-            store[id(node)] = entry
-            found += entry[1]
+            kept = store.get(id(node))
+            if kept is None or kept[0] is not node:
+                kept = before.get(id(node))
+                if kept is None or kept[0] is not node:
+                    kept = (node, read(node))
+                store[id(node)] = kept
+            found += kept[1]
             continue
-        if node.type in ("power", "atom_expr"):
-            found += _calls_under(node, only_root=True)
+        if visit is not None:
+            found += visit(node)
         children = getattr(node, "children", None)
         if children:
             stack.extend(reversed(children))
@@ -355,35 +372,11 @@ def _self_assignment_values(program: Program, cls_node) -> dict:
     facts = statement_facts.setdefault("self_attr_values", {})
     entry = facts.get(id(cls_node))
     if entry is None or entry[0] is not cls_node:
-        # Read per simple statement (an assignment is one), each kept with the top-level statement's facts; a
-        # statement typed in takes those of the statement it replaced for the simple statements they share (the
-        # same nodes: parsing.py re-parses one statement of a body), so a keystroke walks the line it changed, not
-        # its whole class again.
-        stores = statement_facts.get("self_attrs_by_statement")
-        if stores is None:
-            delta = program.delta
-            taken = delta.old[2].get("self_attrs_by_statement") if delta is not None \
-                and delta.new[2] is statement_facts else None
-            # (this statement's own, and the one it replaced's, read only: only the nodes still there are kept)
-            stores = statement_facts["self_attrs_by_statement"] = ({}, taken[0] if taken is not None else {})
-        store, before = stores
+        # (read per simple statement, an assignment being one: a keystroke reads the line it changed)
         values: dict = {}
-        stack = [cls_node]
-        while stack:
-            node = stack.pop()
-            if node.type == "simple_stmt":
-                kept = store.get(id(node))
-                if kept is None or kept[0] is not node:
-                    kept = before.get(id(node))
-                    if kept is None or kept[0] is not node:
-                        kept = (node, _self_assignments_in(node))
-                    store[id(node)] = kept
-                for attr, value in kept[1]:
-                    values.setdefault(attr, []).append(value)
-                continue
-            children = getattr(node, "children", None)
-            if children:
-                stack.extend(reversed(children))
+        for attr, value in _per_simple_statement(program, statement_facts, cls_node, "self_attrs_by_statement",
+                                                 _self_assignments_in):
+            values.setdefault(attr, []).append(value)
         entry = facts[id(cls_node)] = (cls_node, values)
     return entry[1]
 

@@ -444,7 +444,7 @@ class ProgramTables:
         held = program.__dict__
         self.__dict__.update({name: held[name] for name in _HANDED_ON + _CLASS_CACHES if name in held})
         self.own = program._update_statements
-        self.line_count = program._line_count()
+        self.line_count = program.index.line_count
         self.synthetic = program._synthetic  # classes built with ``type(...)``, after the joined ones
 
 
@@ -454,7 +454,7 @@ def _delta(previous: ProgramTables, program: "Program") -> StatementDelta | None
     if not (program._update_statements and previous.own):
         return None
     before, after = previous.__dict__.get("_entries"), program._entries
-    if before is None or len(before) != len(after) or program._line_count() != previous.line_count:
+    if before is None or len(before) != len(after) or program.index.line_count != previous.line_count:
         return None
     differs = list(map(operator.is_not, before, after))
     if differs.count(True) != 1:
@@ -719,12 +719,6 @@ class Program:
         """The tables the next program of this document patches (``StatementDelta``)."""
         return ProgramTables(self)
 
-    def _line_count(self) -> int:
-        count = self.__dict__.get("_lines_counted")
-        if count is None:
-            count = self.__dict__["_lines_counted"] = len(self._lines) if self._lines is not None \
-                else self.text.count("\n") + 1
-        return count
 
     def _synthetic_classes(self) -> list[ClassInfo]:
         """``Net = type("Net", (nn.Cell,), {"construct": ..., "bprop": ...})`` anywhere in the file."""
