@@ -14,6 +14,16 @@ from bprop_lsp.sources import SourceChanged, SourceError, iter_paths, read_sourc
 SEED = "def bprop(self, x, out):\n    return (out,)\n"
 
 
+@pytest.fixture(autouse=True)
+def _no_user_git_config(tmp_path_factory, monkeypatch):
+    """The walk reads git's global excludes file from the user's config: not the developer's own here."""
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.delenv("GIT_CONFIG_GLOBAL", raising=False)
+
+
 def walk(root, **kw):
     skipped = []
     paths = list(iter_paths([str(root)], on_skip=lambda p, why, is_error: skipped.append((p, why, is_error)), **kw))
