@@ -348,3 +348,58 @@ def test_write_keeps_encoding_and_bom(tmp_path):
     source, new = _fixed(src)
     write_source(source, new)
     assert src.read_bytes() == b"\xef\xbb\xbf" + new.encode()
+
+
+# ------------------------------------------------------------------------------------------------ gitignore engines
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+_PATTERN_BITS = st.sampled_from(["a", "b", "é", "/", "*", "**", "?", "[a-b]", "[!a]", "[z-a]", "\\*", ".py", "!"])
+_NAME_BITS = st.sampled_from(["a", "b", "é", "z", "*", ".py", "/"])
+
+
+def _naive(patterns, parts, is_dir):
+    rel = "/".join(parts).encode()
+    for pattern in reversed(patterns):
+        if not (pattern.dir_only and not is_dir) and pattern.matches(rel, rel.rpartition(b"/")[2]):
+            return not pattern.negated
+    return None
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.lists(_PATTERN_BITS, min_size=1, max_size=6).map("".join), min_size=1, max_size=6),
+       st.lists(st.lists(_NAME_BITS, min_size=1, max_size=6).map("".join), min_size=1, max_size=8),
+       st.booleans())
+def test_gitignore_engines_agree(lines, names, is_dir):
+    """One regular expression per ignore file (the last matching line's alternative wins), one per pattern, and
+    the bit-parallel matcher give the same answers."""
+    from bprop_lsp import gitignore
+
+    fast = parse_lines("\n".join(lines))
+    old = gitignore.MAX_REGEX_STARS
+    gitignore.MAX_REGEX_STARS = -1
+    try:
+        bits = parse_lines("\n".join(lines))
+    finally:
+        gitignore.MAX_REGEX_STARS = old
+    assert all(p.regex is None for p in bits)
+    for name in names:
+        parts = tuple(p for p in name.split("/") if p) or ("x",)
+        expected = _naive(fast, parts, is_dir)
+        assert IgnoreFile((), fast).decide(parts, is_dir) is expected
+        assert IgnoreFile((), bits).decide(parts, is_dir) is expected
+        assert _naive(bits, parts, is_dir) is expected
+
+
+def test_a_pattern_with_many_stars_takes_linear_time(tmp_path):
+    """A backtracking regular expression for `*a*a*a*a*a*a*a*a*b` tries C(n, 8) splits of a long name that
+    almost matches: a hostile tree could stall the walk (and the server's workspace scan) for hours."""
+    import subprocess
+    import sys
+
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".gitignore").write_text("*a*a*a*a*a*a*a*a*b.py\n")
+    (tmp_path / ("a" * 200 + ".py")).write_text("")
+    code = (f"from bprop_lsp.sources import iter_paths; import sys; "
+            f"sys.exit(len(list(iter_paths([{str(tmp_path)!r}]))) != 1)")
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=30)
