@@ -164,3 +164,35 @@ def test_default_global_excludes_file_is_gits(tmp_path, isolated_home, monkeypat
     root = tmp_path / "repo"
     _repo(root, {"scratch_1.py": "", "ok.py": ""}, isolated_home)
     assert walk_lists(root) == git_lists(root, isolated_home) == ["ok.py"]
+
+
+CONFIGS = [
+    "[core]\n\texcludesFile = /x/plain\n",
+    "[Core]\n  ExcludesFile=/x/case # a comment\n",
+    '[core]\n\texcludesfile = "/x/with space" ; comment\n',
+    '[core]\n\texcludesfile = /x/a\\\n/b\n',
+    '[core]\n\texcludesfile = "/x/esc\\"aped\\\\"\n',
+    "[core \"sub\"]\n\texcludesfile = /x/sub\n[core]\nexcludesfile = /x/after-sub\n",
+    "[core]\n\texcludesfile = /x/first\n[user]\n\texcludesfile = /x/user\n[core]\n\texcludesfile = /x/last\n",
+    "[core.sub]\n\texcludesfile = /x/dotted\n",
+    "[core] excludesfile = /x/same-line\n",
+    "# only a comment\n[core]\n\tautocrlf = false\n",
+    "[core]\n\texcludesfile = /x/trailing   \t\n",
+]
+
+
+@pytest.mark.parametrize("text", CONFIGS)
+def test_core_excludes_file_is_read_from_config_files_as_git_reads_it(tmp_path, isolated_home, text):
+    path = tmp_path / "config"
+    path.write_text(text)
+    proc = subprocess.run([GIT, "config", "--file", str(path), "--get", "core.excludesfile"], env=isolated_home,
+                          capture_output=True, text=True)
+    git_value = proc.stdout[:-1] if proc.returncode == 0 else None
+    assert gitignore._config_value(str(path), "core", "excludesfile") == git_value
+
+
+def test_a_core_excludes_file_without_a_value_is_no_path(tmp_path):
+    # (git itself stops: "missing value for 'core.excludesfile'"; the walk uses the default file.)
+    path = tmp_path / "config"
+    path.write_text("[core]\n\texcludesfile\n")
+    assert gitignore._config_value(str(path), "core", "excludesfile") is None
