@@ -196,3 +196,18 @@ def test_a_core_excludes_file_without_a_value_is_no_path(tmp_path):
     path = tmp_path / "config"
     path.write_text("[core]\n\texcludesfile\n")
     assert gitignore._config_value(str(path), "core", "excludesfile") is None
+
+
+@pytest.mark.parametrize("text", ["?.py\n", "??.py\n", "[!a].py\n", "[\x80-\xff].py\n", "*\xff*.py\n"])
+def test_names_that_are_not_utf8_are_matched_byte_by_byte_as_git_does(tmp_path, isolated_home, text):
+    root = tmp_path / "repo"
+    _repo(root, {}, isolated_home)
+    with open(root / ".gitignore", "wb") as fh:
+        fh.write(text.encode("latin-1"))
+    for name in (b"\xff.py", b"\xe9\xe9.py", b"a.py", b"\xc3\xa9.py"):
+        with open(os.path.join(os.fsencode(root), name), "wb"):
+            pass
+    out = subprocess.run([GIT, "ls-files", "--others", "--exclude-standard", "-z"], cwd=root, env=isolated_home,
+                         capture_output=True, check=True).stdout
+    expected = sorted(os.fsdecode(p) for p in out.split(b"\0") if p.endswith(b".py"))
+    assert walk_lists(root) == expected
