@@ -403,3 +403,42 @@ def test_a_pattern_with_many_stars_takes_linear_time(tmp_path):
     code = (f"from bprop_lsp.sources import iter_paths; import sys; "
             f"sys.exit(len(list(iter_paths([{str(tmp_path)!r}]))) != 1)")
     subprocess.run([sys.executable, "-c", code], check=True, timeout=30)
+
+
+def test_an_entry_that_turns_regular_between_listing_and_stat_is_yielded(tmp_path, monkeypatch):
+    """A listing said "not a regular file" (d_type unknown or the entry replaced meanwhile), its stat says regular:
+    the walk yields it (it raised NameError once the walk kept each file's identity)."""
+    _tree(tmp_path, {"a.py": SEED})
+    real_scandir = os.scandir
+
+    class Entry:
+        def __init__(self, entry):
+            self._entry, self.name, self.path = entry, entry.name, entry.path
+
+        def is_dir(self, follow_symlinks=True):
+            return self._entry.is_dir(follow_symlinks=follow_symlinks)
+
+        def is_file(self, follow_symlinks=True):
+            return False
+
+        def is_symlink(self):
+            return False
+
+        def stat(self, follow_symlinks=True):
+            return self._entry.stat(follow_symlinks=follow_symlinks)
+
+        def inode(self):
+            return self._entry.inode()
+
+    class Listing:
+        def __init__(self, path):
+            self._it = real_scandir(path)
+
+        def __enter__(self):
+            return (Entry(e) for e in self._it)
+
+        def __exit__(self, *exc):
+            self._it.close()
+
+    monkeypatch.setattr(sources.os, "scandir", Listing)
+    assert walk(tmp_path)[0] == ["a.py"]

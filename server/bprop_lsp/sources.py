@@ -226,13 +226,14 @@ def _walk_dir(root: str, exclude: tuple[str, ...], respect_gitignore: bool, repo
                 continue
             if not is_link:
                 try:
-                    mode = entry.stat(follow_symlinks=False).st_mode
+                    target = entry.stat(follow_symlinks=False)
+                    mode = target.st_mode
                 except OSError as exc:
                     report(path, f"cannot stat: {exc.strerror or exc}", False)
                     continue
             if stat.S_ISREG(mode):
                 # A link to a regular file: checked (and fixed through to its target), once with its target.
-                yield path, (target.st_dev, target.st_ino), True
+                yield path, (target.st_dev, target.st_ino), is_link
             else:
                 via = " (through a symbolic link)" if is_link else ""
                 report(path, f"{_file_kind(mode)}{via}, not a regular file; skipped", False)
