@@ -229,3 +229,136 @@ def test_pyproject_in_the_current_folder_applies_to_a_walk_of_dot(capsys, tmp_pa
     monkeypatch.chdir(tmp_path)
     code, out, _ = run(capsys, "check", "--output-format", "json", ".")
     assert code == 1 and [f["filename"] for f in json.loads(out)] == ["new.py"]
+
+
+# ---------------------------------------------------------------------------- ignore files, links, names (issue 25)
+
+@pytest.fixture
+def no_user_git_config(tmp_path, monkeypatch):
+    """git's global excludes come from the user's config: keep the developer's own out of these tests."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.delenv("GIT_CONFIG_GLOBAL", raising=False)
+    return home
+
+
+def _git_tree(root, gitignore: str) -> None:
+    (root / ".git").mkdir()
+    (root / ".gitignore").write_text(gitignore)
+
+
+@pytest.mark.parametrize("pattern", ["x[a-D].py", "[z-a]", "a[bc.py", "[[:nope:]].py", "x\\"])
+def test_a_gitignore_line_git_reads_oddly_neither_stops_the_run_nor_is_silent(capsys, tmp_path, no_user_git_config,
+                                                                               pattern):
+    """Regression: `x[a-D].py` in a .gitignore ended `check` with exit 2, 'internal error: bad character range'."""
+    _git_tree(tmp_path, f"*.pyc\n{pattern}\n")
+    (tmp_path / "seed.py").write_text(SEED)
+    code, out, err = run(capsys, "check", "--output-format", "concise", str(tmp_path))
+    assert code == 1, err
+    assert "seed.py:8:9: BP001" in out
+    assert "internal error" not in err
+    assert f".gitignore:2: pattern {pattern!r}: " in err, err
+
+
+def test_git_global_excludes_are_honoured_and_no_files_found_says_they_were_ignored(capsys, tmp_path,
+                                                                                    no_user_git_config):
+    (no_user_git_config / ".gitconfig").write_text('[user]\n\tname = x\n[core]\n\texcludesfile = "~/global ignore"\n')
+    (no_user_git_config / "global ignore").write_text("*.py\n")
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _git_tree(repo, "")
+    (repo / "seed.py").write_text(SEED)
+    code, out, err = run(capsys, "check", str(repo))
+    assert code == 0 and "BP001" not in out, (out, err)
+    assert "no Python files found under the given paths (1 Python file ignored by .gitignore" in err, err
+    code, out, err = run(capsys, "check", "--no-respect-gitignore", "--output-format", "concise", str(repo))
+    assert code == 1 and "seed.py:8:9: BP001" in out
+
+
+@pytest.mark.parametrize("kind", ["symlink", "hardlink"])
+def test_fix_through_two_names_of_one_file_fixes_and_reports_it_once(capsys, tmp_path, monkeypatch, kind):
+    """Regression: with b.py a link to a.py, --fix fixed a.py, then found b.py 'changed on disk' and exited 2."""
+    (tmp_path / "a.py").write_text(SEED)
+    if kind == "symlink":
+        os.symlink("a.py", tmp_path / "b.py")
+    else:
+        os.link(tmp_path / "a.py", tmp_path / "b.py")
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(capsys, "check", "--fix", ".")
+    assert code == 0, (out, err)
+    assert "changed on disk" not in err
+    assert "Fixed 1 finding in 1 file." in out, out
+    assert (tmp_path / "a.py").read_text() == CLEAN
+    assert (tmp_path / "b.py").is_symlink() is (kind == "symlink")
+    assert (tmp_path / "b.py").read_text() == CLEAN
+    code, out, err = run(capsys, "check", "--output-format", "concise", "a.py", "b.py")
+    assert code == 0 and out.count("All checks passed!") == 1
+
+
+def test_fix_of_a_file_whose_name_is_near_the_limit(capsys, tmp_path):
+    """Regression: a name of 232+ characters could not be fixed: the temporary file's name overflowed 255 bytes."""
+    for name in ("a" * 252 + ".py", "é" * 124 + ".py"):  # 255 bytes each
+        path = tmp_path / name
+        path.write_text(SEED)
+        code, out, err = run(capsys, "check", "--fix", str(path))
+        assert code == 0, err
+        assert path.read_text() == CLEAN
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["a" * 252 + ".py", "é" * 124 + ".py"])
+
+
+HOSTILE_NAME = "e\x1b[2J\x07\x9bx.py"
+
+
+def _hostile_tree(tmp_path):
+    text = SEED.replace("(self, x, y, out):", "(self, x, y, out):  # \x1b]0;pwned\x07\x7f")
+    (tmp_path / HOSTILE_NAME).write_text(text)
+
+
+@pytest.mark.parametrize("fmt", ["full", "concise"])
+def test_terminal_output_escapes_control_characters_of_names_and_lines(capsys, tmp_path, monkeypatch, fmt):
+    _hostile_tree(tmp_path)
+    os.mkfifo(tmp_path / "f\x1bifo.py")
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(capsys, "check", "--output-format", fmt, ".")
+    assert code == 1, err
+    for stream in (out, err):
+        assert not any(c in stream for c in "\x1b\x07\x7f\x9b"), repr(stream)
+    assert "e\\x1b[2J\\x07\\x9bx.py:8:9: BP001" in out
+    assert "f\\x1bifo.py: a FIFO" in err
+    if fmt == "full":
+        line = next(l for l in out.splitlines() if l.startswith("8 |"))
+        assert line.endswith("# \u241b]0;pwned\u2407\u2421"), line  # one column each: the carets still line up
+        carets = out.splitlines()[out.splitlines().index(line) + 1]
+        assert carets.index("^") == line.index("bprop")
+
+
+def test_json_output_leaves_no_raw_control_character(capsys, tmp_path, monkeypatch):
+    _hostile_tree(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    for fmt in ("json", "sarif"):
+        code, out, _ = run(capsys, "check", "--output-format", fmt, ".")
+        assert code == 1
+        assert not any(c in out for c in "\x1b\x07\x7f\x9b"), repr(out)
+        data = json.loads(out)
+        if fmt == "json":
+            assert data[0]["filename"] == HOSTILE_NAME
+
+
+def test_sarif_artifact_uris_are_percent_encoded(capsys, tmp_path, monkeypatch):
+    names = {"a #1%.py": "a%20%231%25.py", "new\nline.py": "new%0Aline.py", "é.py": "%C3%A9.py",
+             "sub dir/x?.py": "sub%20dir/x%3F.py", "c:d.py": "c%3Ad.py"}
+    for name in names:
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_text(SEED)
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = run(capsys, "check", "--output-format", "sarif", ".")
+    assert code == 1
+    (run_,) = json.loads(out)["runs"]
+    uris = sorted(r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in run_["results"])
+    assert uris == sorted(names.values())
+    from urllib.parse import unquote
+
+    assert sorted(unquote(u) for u in uris) == sorted(names)

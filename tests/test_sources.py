@@ -14,6 +14,16 @@ from bprop_lsp.sources import SourceChanged, SourceError, iter_paths, read_sourc
 SEED = "def bprop(self, x, out):\n    return (out,)\n"
 
 
+@pytest.fixture(autouse=True)
+def _no_user_git_config(tmp_path_factory, monkeypatch):
+    """The walk reads git's global excludes file from the user's config: not the developer's own here."""
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.delenv("GIT_CONFIG_GLOBAL", raising=False)
+
+
 def walk(root, **kw):
     skipped = []
     paths = list(iter_paths([str(root)], on_skip=lambda p, why, is_error: skipped.append((p, why, is_error)), **kw))
@@ -138,7 +148,7 @@ def test_walk_yields_regular_files_only_and_says_why_others_were_skipped(tmp_pat
     os.symlink("loop_b.py", tmp_path / "loop_a.py")
     os.symlink("loop_a.py", tmp_path / "loop_b.py")
     found, skipped = walk(tmp_path)
-    assert found == ["ok.py", "real/link.py", "real/target.py"]
+    assert found == ["ok.py", "real/target.py"]  # link.py is target.py: checked once, under its own name
     reasons = {os.path.basename(p): why for p, why, _ in skipped}
     assert "FIFO" in reasons["fifo.py"]
     assert "character device (through a symbolic link)" in reasons["zero.py"]
@@ -338,3 +348,97 @@ def test_write_keeps_encoding_and_bom(tmp_path):
     source, new = _fixed(src)
     write_source(source, new)
     assert src.read_bytes() == b"\xef\xbb\xbf" + new.encode()
+
+
+# ------------------------------------------------------------------------------------------------ gitignore engines
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+_PATTERN_BITS = st.sampled_from(["a", "b", "é", "/", "*", "**", "?", "[a-b]", "[!a]", "[z-a]", "\\*", ".py", "!"])
+_NAME_BITS = st.sampled_from(["a", "b", "é", "z", "*", ".py", "/"])
+
+
+def _naive(patterns, parts, is_dir):
+    rel = "/".join(parts).encode()
+    for pattern in reversed(patterns):
+        if not (pattern.dir_only and not is_dir) and pattern.matches(rel, rel.rpartition(b"/")[2]):
+            return not pattern.negated
+    return None
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.lists(_PATTERN_BITS, min_size=1, max_size=6).map("".join), min_size=1, max_size=6),
+       st.lists(st.lists(_NAME_BITS, min_size=1, max_size=6).map("".join), min_size=1, max_size=8),
+       st.booleans())
+def test_gitignore_engines_agree(lines, names, is_dir):
+    """One regular expression per ignore file (the last matching line's alternative wins), one per pattern, and
+    the bit-parallel matcher give the same answers."""
+    from bprop_lsp import gitignore
+
+    fast = parse_lines("\n".join(lines))
+    old = gitignore.MAX_REGEX_STARS
+    gitignore.MAX_REGEX_STARS = -1
+    try:
+        bits = parse_lines("\n".join(lines))
+    finally:
+        gitignore.MAX_REGEX_STARS = old
+    assert all(p.regex is None for p in bits)
+    for name in names:
+        parts = tuple(p for p in name.split("/") if p) or ("x",)
+        expected = _naive(fast, parts, is_dir)
+        assert IgnoreFile((), fast).decide(parts, is_dir) is expected
+        assert IgnoreFile((), bits).decide(parts, is_dir) is expected
+        assert _naive(bits, parts, is_dir) is expected
+
+
+def test_a_pattern_with_many_stars_takes_linear_time(tmp_path):
+    """A backtracking regular expression for `*a*a*a*a*a*a*a*a*b` tries C(n, 8) splits of a long name that
+    almost matches: a hostile tree could stall the walk (and the server's workspace scan) for hours."""
+    import subprocess
+    import sys
+
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".gitignore").write_text("*a*a*a*a*a*a*a*a*b.py\n")
+    (tmp_path / ("a" * 200 + ".py")).write_text("")
+    code = (f"from bprop_lsp.sources import iter_paths; import sys; "
+            f"sys.exit(len(list(iter_paths([{str(tmp_path)!r}]))) != 1)")
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=30)
+
+
+def test_an_entry_that_turns_regular_between_listing_and_stat_is_yielded(tmp_path, monkeypatch):
+    """A listing said "not a regular file" (d_type unknown or the entry replaced meanwhile), its stat says regular:
+    the walk yields it (it raised NameError once the walk kept each file's identity)."""
+    _tree(tmp_path, {"a.py": SEED})
+    real_scandir = os.scandir
+
+    class Entry:
+        def __init__(self, entry):
+            self._entry, self.name, self.path = entry, entry.name, entry.path
+
+        def is_dir(self, follow_symlinks=True):
+            return self._entry.is_dir(follow_symlinks=follow_symlinks)
+
+        def is_file(self, follow_symlinks=True):
+            return False
+
+        def is_symlink(self):
+            return False
+
+        def stat(self, follow_symlinks=True):
+            return self._entry.stat(follow_symlinks=follow_symlinks)
+
+        def inode(self):
+            return self._entry.inode()
+
+    class Listing:
+        def __init__(self, path):
+            self._it = real_scandir(path)
+
+        def __enter__(self):
+            return (Entry(e) for e in self._it)
+
+        def __exit__(self, *exc):
+            self._it.close()
+
+    monkeypatch.setattr(sources.os, "scandir", Listing)
+    assert walk(tmp_path)[0] == ["a.py"]

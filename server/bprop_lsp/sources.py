@@ -15,7 +15,7 @@ import tokenize
 from dataclasses import dataclass
 from typing import Callable, Iterator
 
-from .gitignore import IgnoreFile, parse_lines
+from .gitignore import IgnoreFile, global_excludes_file, parse_file
 
 SKIP_DIRS = {
     ".git", ".hg", ".svn", ".venv", "venv", "env", ".env", "node_modules", "build", "dist", "__pycache__",
@@ -75,37 +75,68 @@ def _file_kind(mode: int) -> str:
     return "not a regular file"
 
 
+@dataclass
+class WalkStats:
+    """What a walk passed over on purpose (for "no Python files found": were they ignored?)."""
+
+    ignored_files: int = 0  # Python files an ignore file or an exclude pattern skipped
+    ignored_dirs: int = 0  # folders an ignore file or an exclude pattern skipped (not entered)
+    duplicates: int = 0  # files reached again under another name (a link): checked once
+
+
 def iter_paths(paths: list[str], exclude: tuple[str, ...] = (), *, respect_gitignore: bool = True,
-               on_skip: OnSkip | None = None) -> Iterator[str]:
-    """The files to check under ``paths``, each once.
+               on_skip: OnSkip | None = None, stats: WalkStats | None = None) -> Iterator[str]:
+    """The files to check under ``paths``, each once: once per file, not per name (a file and a symbolic link
+    to it found by the walk are yielded once, under the file's name; of two hard links, the one met first).
 
     A named file is yielded as given, less a leading ``./`` (ignore files and ``exclude`` do not apply to it; reading it reports what is
     wrong). A directory is walked without recursion for regular ``*.py``/``*.pyi`` files (symbolic links to
     regular files included; links to directories not followed), skipping ``SKIP_DIRS``, virtualenvs, ``exclude``
     globs and, with ``respect_gitignore``, what ``.ignore`` files (always) and ``.gitignore`` files and
-    ``.git/info/exclude`` (inside a git repository) ignore. Anything passed over for a reason a user would want
+    ``.git/info/exclude`` and git's global excludes file (inside a git repository) ignore. Anything passed over for a reason a user would want
     to know (a FIFO, a device, a broken link, an unreadable folder) is reported through ``on_skip``.
     """
     report = on_skip or (lambda path, reason, is_error: None)
+    stats = stats if stats is not None else WalkStats()
     seen: set[str] = set()
+    files: set[tuple[int, int]] = set()  # (st_dev, st_ino) of each file yielded
+    global_excludes: list = []  # read once, at the first repository met
+    links: list[tuple[str, tuple[int, int]]] = []
     for given in paths:
         if given == "-":
             yield given
             continue
         shown = display_path(given)
         try:
-            is_dir = stat.S_ISDIR(os.stat(given).st_mode)
+            st = os.stat(given)
         except OSError:
-            is_dir = False  # reading names the problem
-        if not is_dir:
-            if shown not in seen:
+            st = None  # reading names the problem
+        if st is None or not stat.S_ISDIR(st.st_mode):
+            if shown not in seen and (st is None or (st.st_dev, st.st_ino) not in files):
                 seen.add(shown)
+                if st is not None:
+                    files.add((st.st_dev, st.st_ino))
                 yield shown
             continue
-        for path in _walk_dir(shown, exclude, respect_gitignore, report):
-            if path not in seen:
+        for path, identity, is_link in _walk_dir(shown, exclude, respect_gitignore, report, stats, global_excludes):
+            if is_link:
+                links.append((path, identity))  # after every file: a link's target keeps its own name
+            elif path not in seen:
+                if identity in files:
+                    stats.duplicates += 1
+                    continue
                 seen.add(path)
+                files.add(identity)
                 yield path
+    for path, identity in links:
+        if path in seen:
+            continue
+        if identity in files:
+            stats.duplicates += 1
+            continue
+        seen.add(path)
+        files.add(identity)
+        yield path
 
 
 @dataclass(frozen=True)
@@ -118,10 +149,12 @@ class _Frame:
     top: bool = False  # the directory the walk started from
 
 
-def _walk_dir(root: str, exclude: tuple[str, ...], respect_gitignore: bool, report: OnSkip) -> Iterator[str]:
+def _walk_dir(root: str, exclude: tuple[str, ...], respect_gitignore: bool, report: OnSkip, stats: WalkStats,
+              global_excludes: list) -> Iterator[tuple[str, tuple[int, int], bool]]:
+    """(path, (st_dev, st_ino), is_link) of each file found (the identity of a link's target, for a link)."""
     # Depth-first with an explicit stack (a 1,000-deep tree must not hit the recursion limit); directory
     # symbolic links are not followed, and a directory reached twice (a bind-mount loop) is walked once.
-    stack = [_root_frame(root, respect_gitignore, report)]
+    stack = [_root_frame(root, respect_gitignore, report, global_excludes)]
     visited: set[tuple[int, int]] = set()
     while stack:
         frame = stack.pop()
@@ -141,7 +174,7 @@ def _walk_dir(root: str, exclude: tuple[str, ...], respect_gitignore: bool, repo
             names = {e.name for e in entries}
             if ".git" in names and not frame.top:
                 # A nested repository: the outer repository's .gitignore files stop at its edge.
-                gitignores, in_repo = _repo_root_ignores(frame.path, frame.parts, report), True
+                gitignores, in_repo = _repo_root_ignores(frame.path, frame.parts, report, global_excludes), True
             if ".ignore" in names:
                 ignores = ignores + _load_ignore(os.path.join(frame.path, ".ignore"), frame.parts, report)
             if in_repo and ".gitignore" in names:
@@ -159,15 +192,19 @@ def _walk_dir(root: str, exclude: tuple[str, ...], respect_gitignore: bool, repo
                 report(path, f"cannot stat: {exc.strerror or exc}", False)
                 continue
             if is_dir:
-                if (name in SKIP_DIRS or name.endswith(".egg-info") or _excluded(path, name, exclude)
-                        or _ignored(parts, True, ignores, gitignores)
-                        or os.path.exists(os.path.join(path, "pyvenv.cfg"))):
+                if name in SKIP_DIRS or name.endswith(".egg-info"):
+                    continue
+                if _excluded(path, name, exclude) or _ignored(parts, True, ignores, gitignores):
+                    stats.ignored_dirs += 1
+                    continue
+                if os.path.exists(os.path.join(path, "pyvenv.cfg")):
                     continue
                 subdirs.append(_Frame(path, parts, ignores, gitignores, in_repo))
                 continue
             if is_link:
                 try:
-                    mode = os.stat(path).st_mode
+                    target = os.stat(path)
+                    mode = target.st_mode
                 except OSError as exc:
                     if name.endswith(SUFFIXES) and not _skipped(path, name, parts, False, exclude, ignores, gitignores):
                         why = "a symbolic link loop" if exc.errno == errno.ELOOP else "a broken symbolic link"
@@ -177,19 +214,26 @@ def _walk_dir(root: str, exclude: tuple[str, ...], respect_gitignore: bool, repo
                     if not (name in SKIP_DIRS or _skipped(path, name, parts, False, exclude, ignores, gitignores)):
                         report(path, "a symbolic link to a directory; not followed", False)
                     continue
-            if not name.endswith(SUFFIXES) or _skipped(path, name, parts, False, exclude, ignores, gitignores):
+            if not name.endswith(SUFFIXES):
+                continue
+            if _skipped(path, name, parts, False, exclude, ignores, gitignores):
+                stats.ignored_files += 1
                 continue
             if is_regular:
-                yield path
+                # (The entry's inode comes with the directory listing; a regular file is on its folder's device.)
+                # (On an overlay file system without consistent inode numbers a link may then be checked twice.)
+                yield path, (st.st_dev, entry.inode()), False
                 continue
             if not is_link:
                 try:
-                    mode = entry.stat(follow_symlinks=False).st_mode
+                    target = entry.stat(follow_symlinks=False)
+                    mode = target.st_mode
                 except OSError as exc:
                     report(path, f"cannot stat: {exc.strerror or exc}", False)
                     continue
             if stat.S_ISREG(mode):
-                yield path  # a link to a regular file: checked (and fixed through to its target)
+                # A link to a regular file: checked (and fixed through to its target), once with its target.
+                yield path, (target.st_dev, target.st_ino), is_link
             else:
                 via = " (through a symbolic link)" if is_link else ""
                 report(path, f"{_file_kind(mode)}{via}, not a regular file; skipped", False)
@@ -221,23 +265,31 @@ def _excluded(path: str, name: str, patterns: tuple[str, ...]) -> bool:
 def _load_ignore(path: str, base: tuple[str, ...], report: OnSkip) -> tuple[IgnoreFile, ...]:
     try:
         raw = _read_regular(path, MAX_IGNORE_FILE_BYTES)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
         return ()
     except (OSError, SourceError) as exc:
         report(path, f"ignore file not read ({exc}); its patterns do not apply", False)
         return ()
-    patterns = parse_lines(raw.decode("utf-8", errors="replace"))
+    patterns, problems = parse_file(raw)
+    for line, problem in problems:
+        report(f"{path}:{line}", problem, False)
     return (IgnoreFile(base, patterns),) if patterns else ()
 
 
-def _repo_root_ignores(folder: str, parts: tuple[str, ...], report: OnSkip) -> tuple[IgnoreFile, ...]:
+def _repo_root_ignores(folder: str, parts: tuple[str, ...], report: OnSkip, global_excludes: list) -> tuple[IgnoreFile, ...]:
+    """The ignore files of a repository's top but its .gitignore: git's global excludes, then .git/info/exclude."""
+    if not global_excludes:  # read once per walk; the list holds the patterns (or none)
+        path = global_excludes_file()
+        loaded = _load_ignore(path, (), report) if path else ()
+        global_excludes.append(loaded[0].patterns if loaded else ())
+    found = (IgnoreFile(parts, global_excludes[0]),) if global_excludes[0] else ()
     git = os.path.join(folder, ".git")
     if os.path.isdir(git):
-        return _load_ignore(os.path.join(git, "info", "exclude"), parts, report)
-    return ()
+        found += _load_ignore(os.path.join(git, "info", "exclude"), parts, report)
+    return found
 
 
-def _root_frame(root: str, respect_gitignore: bool, report: OnSkip) -> _Frame:
+def _root_frame(root: str, respect_gitignore: bool, report: OnSkip, global_excludes: list) -> _Frame:
     """The walk's first folder, with the ignore files of the folders above it up to the repository's top."""
     if not respect_gitignore:
         return _Frame(root, (), (), (), False, True)
@@ -258,10 +310,10 @@ def _root_frame(root: str, respect_gitignore: bool, report: OnSkip) -> _Frame:
         return _Frame(root, (), (), (), False, True)
     if repo_top == real:
         # The walk itself reads .gitignore files from here; only .git/info/exclude comes first.
-        return _Frame(root, (), (), _repo_root_ignores(real, (), report), True, True)
+        return _Frame(root, (), (), _repo_root_ignores(real, (), report, global_excludes), True, True)
     chain.reverse()  # repository top first, the walked folder last
     ignores: tuple[IgnoreFile, ...] = ()
-    gitignores = _repo_root_ignores(repo_top, (), report)
+    gitignores = _repo_root_ignores(repo_top, (), report, global_excludes)
     parts: tuple[str, ...] = ()
     for i, folder in enumerate(chain[:-1]):
         if i:
@@ -446,7 +498,8 @@ def write_source(source: SourceFile, new_text: str) -> None:
     try:
         import tempfile  # (only a run that writes pays for its import)
 
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(target)}.", suffix=".bprop-lsp.tmp")
+        # A short name: the target's own may already be near the 255-byte limit of a file name.
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(target)[:40]}.", suffix=".bprop-lsp.tmp")
     except PermissionError:
         _write_in_place(source, target, st, data)
         return

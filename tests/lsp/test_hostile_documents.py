@@ -148,3 +148,27 @@ def test_workspace_scan_skips_fifos_devices_and_huge_files(tmp_path):
                                                 "position": {"line": 0, "character": 0}})["result"] is None
     finally:
         s.close()
+
+
+@pytest.mark.parametrize("gitignore", ["x[a-D].py\n", "[z-a]\nunclosed[\n"])
+def test_workspace_scan_survives_a_gitignore_line_that_git_reads_oddly(tmp_path, gitignore):
+    """Regression: one reversed range in a .gitignore made every workspace/diagnostic fail with -32603."""
+    home = tmp_path / "home"
+    home.mkdir()
+    ws = tmp_path / "ws"
+    (ws / ".git").mkdir(parents=True)
+    (ws / ".gitignore").write_text(gitignore + "ignored.py\n")
+    (ws / "seed.py").write_text(SEED)
+    (ws / "ignored.py").write_text(SEED)
+    s = RawServer(env={"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config"), "GIT_CONFIG_NOSYSTEM": "1"})
+    try:
+        s.initialize(PULL_CAPS, workspaceFolders=[{"uri": ws.as_uri(), "name": "ws"}])
+        for _ in range(2):
+            report = s.request("workspace/diagnostic", {"previousResultIds": []}, timeout=30)
+            assert "error" not in report, report
+            items = {Path(i["uri"][len("file://"):]).name: i for i in report["result"]["items"]}
+            assert list(items) == ["seed.py"], items
+            assert codes_and_lines(items["seed.py"]["items"]) == [("BP001", SEED_DEF_LINE)]
+        assert any(".gitignore:1: pattern" in m for m in s.messages()), s.messages()
+    finally:
+        s.close()

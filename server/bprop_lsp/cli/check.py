@@ -8,9 +8,9 @@ from pathlib import Path
 from ..checker import RULE_NAMES  # (reads the rule registry only when a selector is checked)
 from ..engine.settings import (Settings, SettingsResult, find_pyproject, invalid_selectors, merge, selector_message,
                                settings_from_pyproject)
-from ..sources import iter_paths
+from ..sources import WalkStats, iter_paths
 from .jobs import FileResult, Job, Options, Progress, default_workers, run_jobs
-from .output import Reported, render
+from .output import Reported, render, terminal_safe
 
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -123,14 +123,15 @@ def run_check(args) -> int:
 
     def skipped(path: str, reason: str, is_error: bool) -> None:
         nonlocal had_error, errors
-        print(f"bprop-lsp: {'error' if is_error else 'warning'}: {path}: {reason}", file=sys.stderr)
+        print(terminal_safe(f"bprop-lsp: {'error' if is_error else 'warning'}: {path}: {reason}"), file=sys.stderr)
         if is_error:
             had_error, errors = True, errors + 1
 
     options = Options(fix=bool(args.fix), diff=bool(args.diff), unsafe_fixes=bool(args.unsafe_fixes),
                       shows_fixes=fmt != "github")
     jobs: list[Job] = []
-    for path in sorted(_walk(paths, resolver, skipped), key=_path_order):
+    walked = WalkStats()
+    for path in sorted(_walk(paths, resolver, skipped, walked), key=_path_order):
         display = args.stdin_filename if path == "-" and args.stdin_filename else None
         # (The walk yields no directories: a directory given is walked, a stdin name may be anything.)
         settings, broken = resolver.resolve(display if display else (None if path == "-" else path),
@@ -151,7 +152,7 @@ def run_check(args) -> int:
         if result.messages:
             progress.clear()
             for line in result.messages:
-                print(line, file=sys.stderr)
+                print(terminal_safe(line, keep_newlines=True), file=sys.stderr)
         progress.advance()
 
     workers = args.jobs if args.jobs and args.jobs > 0 else default_workers()
@@ -174,7 +175,7 @@ def run_check(args) -> int:
     fixes_applied = sum(r.fixes for r in results)
     changed_files = sum(1 for r in results if r.changed)
     if not jobs and not had_error:
-        print("bprop-lsp: warning: no Python files found under the given paths", file=sys.stderr)
+        print(f"bprop-lsp: warning: no Python files found under the given paths{_ignored_note(walked)}", file=sys.stderr)
 
     if args.diff:
         diffs = [r.diff for r in sorted(results, key=lambda r: _path_order(r.path)) if r.diff]
@@ -197,9 +198,19 @@ def run_check(args) -> int:
     return EXIT_CLEAN
 
 
-def _walk(paths, resolver, on_skip):
+def _walk(paths, resolver, on_skip, stats):
     excludes = resolver.for_path(".").exclude
-    return iter_paths(paths, excludes, respect_gitignore=resolver.args.respect_gitignore, on_skip=on_skip)
+    return iter_paths(paths, excludes, respect_gitignore=resolver.args.respect_gitignore, on_skip=on_skip,
+                      stats=stats)
+
+
+def _ignored_note(walked: WalkStats) -> str:
+    if not (walked.ignored_files or walked.ignored_dirs):
+        return ""
+    what = [_plural(n, word) for n, word in ((walked.ignored_files, "Python file"), (walked.ignored_dirs, "folder"))
+            if n]
+    return (f" ({' and '.join(what)} ignored by .gitignore, .ignore, git's excludes or `exclude`; "
+            "--no-respect-gitignore checks what the ignore files ignore)")
 
 
 def _path_order(path: str) -> tuple[str, ...]:

@@ -34,7 +34,7 @@ def _parser() -> argparse.ArgumentParser:
                                                           "instead of the nearest pyproject.toml")
     check.add_argument("--isolated", action="store_true", help="ignore all configuration files")
     check.add_argument("--no-respect-gitignore", dest="respect_gitignore", action="store_false",
-                       help="also check files that .gitignore, .ignore or .git/info/exclude ignore")
+                       help="also check files that .gitignore, .ignore, .git/info/exclude or git's global excludes file ignore")
     check.add_argument("-j", "--jobs", type=int, default=0, metavar="N",
                        help="processes to check files with (default: one per idle CPU; 1: no process pool)")
     check.add_argument("--stdin-filename", metavar="NAME", help="the name to report for stdin input")

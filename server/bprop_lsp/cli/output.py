@@ -1,7 +1,10 @@
 """Output formats of ``bprop-lsp check``, shaped like ruff's: rows and columns are 1-based code points."""
 from __future__ import annotations
 
+import os
+import re
 from dataclasses import dataclass
+from urllib.parse import quote
 from typing import TYPE_CHECKING
 
 from .. import __version__
@@ -11,6 +14,37 @@ if TYPE_CHECKING:  # imported by the engine, which the CLI imports only when a f
     from ..engine.text import LineIndex
 
 FORMATS = ("full", "concise", "json", "github", "sarif")
+
+# Characters a terminal may act on: C0 controls, DEL and C1 controls (0x9b is CSI, as ESC [ is). A checked-out
+# file's name or line is data: it must not move the cursor, retitle the window or ring the bell.
+_CONTROLS = {c: f"\\x{c:02x}" for c in (*range(0x20), *range(0x7f, 0xa0))}
+_CONTROLS.update({0x09: "\\t", 0x0a: "\\n", 0x0d: "\\r"})
+# In a source line: C0 and DEL as their one-column Unicode pictures (as ruff shows them), so that the carets
+# still line up; tabs stay (expanded); C1 as U+FFFD.
+_PICTURES = {c: chr(0x2400 + c) for c in range(0x20) if c != 0x09}
+_PICTURES.update({0x7f: "\u2421", **{c: "\ufffd" for c in range(0x80, 0xa0)}})
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f]")
+
+
+def terminal_safe(text: str, *, keep_newlines: bool = False) -> str:
+    """``text`` with its control characters written out (``\\x1b``, ``\\n``...), for a terminal."""
+    if not _UNSAFE.search(text):
+        return text
+    if keep_newlines:
+        return "\n".join(line.translate(_CONTROLS) for line in text.split("\n"))
+    return text.translate(_CONTROLS)
+
+
+def _source_safe(line: str) -> str:
+    return line.translate(_PICTURES) if _UNSAFE.search(line) else line
+
+
+def _json_safe(text: str) -> str:
+    # json.dumps escapes C0 but passes DEL and C1 through when ensure_ascii is off; \u escapes are still JSON.
+    return _C1.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+_C1 = re.compile("[\x7f-\x9f]")
 
 
 @dataclass
@@ -56,7 +90,7 @@ def render(fmt: str, reported: list[Reported], *, color: bool = False) -> str:
     if fmt == "json":
         import json
 
-        return json.dumps([to_json_obj(r) for r in reported], indent=2, ensure_ascii=False) + "\n"
+        return _json_safe(json.dumps([to_json_obj(r) for r in reported], indent=2, ensure_ascii=False)) + "\n"
     if fmt == "concise":
         return "".join(_concise(r) + "\n" for r in reported)
     if fmt == "github":
@@ -64,14 +98,15 @@ def render(fmt: str, reported: list[Reported], *, color: bool = False) -> str:
     if fmt == "sarif":
         import json
 
-        return json.dumps(_sarif(reported), indent=2, ensure_ascii=False) + "\n"
+        return _json_safe(json.dumps(_sarif(reported), indent=2, ensure_ascii=False)) + "\n"
     return "".join(_full(r, color) for r in reported)
 
 
 def _concise(r: Reported) -> str:
     f = r.finding
     mark = " [*]" if f.fix is not None and f.fix.is_safe else (" [-]" if f.fix is not None else "")
-    return f"{r.filename}:{f.span.start.line + 1}:{f.span.start.column + 1}: {f.code}{mark} {f.severity.value}: {f.message}"
+    return terminal_safe(f"{r.filename}:{f.span.start.line + 1}:{f.span.start.column + 1}: {f.code}{mark} "
+                         f"{f.severity.value}: {f.message}")
 
 
 def _full(r: Reported, color: bool) -> str:
@@ -80,13 +115,14 @@ def _full(r: Reported, color: bool) -> str:
     f = r.finding
     bold, red, yellow, cyan, reset = ("\x1b[1m", "\x1b[31m", "\x1b[33m", "\x1b[36m", "\x1b[0m") if color else ("",) * 5
     tone = red if f.severity is Severity.ERROR else yellow
-    out = [f"{bold}{r.filename}:{f.span.start.line + 1}:{f.span.start.column + 1}:{reset} "
-           f"{tone}{bold}{f.code}{reset} {tone}{f.severity.value}{reset}: {f.message}"]
+    out = [f"{bold}{terminal_safe(r.filename)}:{f.span.start.line + 1}:{f.span.start.column + 1}:{reset} "
+           f"{tone}{bold}{f.code}{reset} {tone}{f.severity.value}{reset}: {terminal_safe(f.message)}"]
     line_no = f.span.start.line
     line = r.index.line_text(line_no) if line_no < r.index.line_count else ""
     gutter = len(str(line_no + 1))
     start = f.span.start.column
     end = f.span.end.column if f.span.end.line == line_no else len(line)
+    line = _source_safe(line)  # one character for one: the columns stay
     shown = line.expandtabs(4)
     # Carets under the span, measured on the tab-expanded line.
     pad = len(line[:start].expandtabs(4))
@@ -95,10 +131,10 @@ def _full(r: Reported, color: bool) -> str:
     out.append(f"{cyan}{line_no + 1} |{reset} {shown}")
     out.append(f"{cyan}{' ' * gutter} |{reset} {' ' * pad}{tone}{'^' * width}{reset}")
     for rel in f.related:
-        out.append(f"{cyan}{' ' * gutter} ={reset} note: {rel.message} (line {rel.span.start.line + 1})")
+        out.append(f"{cyan}{' ' * gutter} ={reset} note: {terminal_safe(rel.message)} (line {rel.span.start.line + 1})")
     if f.fix is not None:
         safety = "" if f.fix.is_safe else " (unsafe: applied only with --unsafe-fixes)"
-        out.append(f"{cyan}{' ' * gutter} ={reset} help: {f.fix.title}{safety}")
+        out.append(f"{cyan}{' ' * gutter} ={reset} help: {terminal_safe(f.fix.title)}{safety}")
     out.append(f"{cyan}{' ' * gutter} ={reset} docs: bprop-lsp rule {f.code} ({f.url})")
     return "\n".join(out) + "\n\n"
 
@@ -119,6 +155,16 @@ def _github(r: Reported) -> str:
         f"line={f.span.start.line + 1},col={f.span.start.column + 1},"
         f"endLine={f.span.end.line + 1},endColumn={f.span.end.column + 1}::{_escape_data(f.code + ' ' + f.message)}"
     )
+
+
+def artifact_uri(filename: str) -> str:
+    """A SARIF ``artifactLocation.uri`` for a reported path: a URI reference (RFC 3986), relative as the path is,
+    every byte outside the unreserved set and ``/`` percent-encoded (``#``, ``%``, ``?``, ``:``, spaces, newlines,
+    UTF-8 or undecodable bytes of the name)."""
+    path = filename.replace("\\", "/") if os.sep == "\\" else filename
+    if os.sep == "\\" and len(path) > 2 and path[1] == ":" and path[0].isalpha():  # pragma: no cover - C:/x.py
+        return "file:///" + path[:2] + quote(path[2:].encode("utf-8", "surrogatepass"), safe="/")
+    return quote(os.fsencode(path), safe="/")
 
 
 def _sarif(reported: list[Reported]) -> dict:
@@ -145,7 +191,7 @@ def _sarif(reported: list[Reported]) -> dict:
             "message": {"text": f.message},
             "locations": [{
                 "physicalLocation": {
-                    "artifactLocation": {"uri": r.filename.replace("\\", "/")},
+                    "artifactLocation": {"uri": artifact_uri(r.filename)},
                     "region": {
                         "startLine": f.span.start.line + 1, "startColumn": f.span.start.column + 1,
                         "endLine": f.span.end.line + 1, "endColumn": f.span.end.column + 1,
@@ -157,7 +203,7 @@ def _sarif(reported: list[Reported]) -> dict:
             result["fixes"] = [{
                 "description": {"text": f.fix.title},
                 "artifactChanges": [{
-                    "artifactLocation": {"uri": r.filename.replace("\\", "/")},
+                    "artifactLocation": {"uri": artifact_uri(r.filename)},
                     "replacements": [{
                         "deletedRegion": {
                             "startLine": e.span.start.line + 1, "startColumn": e.span.start.column + 1,
