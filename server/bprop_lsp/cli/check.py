@@ -156,8 +156,9 @@ def run_check(args) -> int:
         progress.advance()
 
     workers = args.jobs if args.jobs and args.jobs > 0 else default_workers()
+    cache = _open_cache(args, jobs)
     try:
-        results = run_jobs(jobs, workers, collected)
+        results = run_jobs(jobs, workers, collected, cache)
     finally:
         progress.clear()
 
@@ -196,6 +197,16 @@ def run_check(args) -> int:
     if reported and not args.exit_zero:
         return EXIT_FINDINGS
     return EXIT_CLEAN
+
+
+def _open_cache(args, jobs: list[Job]):
+    """The result cache for this run (cli/cache.py), or None with ``--no-cache`` or when only stdin is checked."""
+    if getattr(args, "no_cache", False) or all(job.path == "-" for job in jobs):
+        return None
+    from .cache import ResultCache, default_directory
+
+    directory = Path(args.cache_dir) if getattr(args, "cache_dir", None) else default_directory()
+    return ResultCache(directory)
 
 
 def _walk(paths, resolver, on_skip, stats):

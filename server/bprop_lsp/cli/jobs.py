@@ -27,6 +27,8 @@ from ..engine.settings import Settings
 if TYPE_CHECKING:
     from concurrent.futures import ProcessPoolExecutor
 
+    from .cache import ResultCache
+
     from ..engine.model import Finding
 
 # Every rule is about a custom bprop, bprop_getters or bprop_debug (the engine's own early return says the same):
@@ -196,20 +198,27 @@ def default_workers() -> int:
     return max(1, min(cpus, int(2 * cpus - busy + 0.5)))
 
 
-def run_jobs(jobs: list[Job], workers: int, on_result: Callable[[int, FileResult], None]) -> list[FileResult]:
+def run_jobs(jobs: list[Job], workers: int, on_result: Callable[[int, FileResult], None],
+             cache: ResultCache | None = None) -> list[FileResult]:
     """Every job's result, in the jobs' order; ``on_result(index, result)`` is called in that order as well.
 
     Files are read here, in order. Those without ``bprop`` are done once read (an unreadable or undecodable
     one is an error, as ever); the others are checked here, or with ``workers > 1`` and at least
     ``POOL_MIN_FILES`` of them (``POOL_MIN_BYTES`` together) over a process pool, largest first. Stdin is
     always checked here. If the pool breaks (a worker killed), the files it did not finish are checked here.
+    With a ``cache`` (cli/cache.py), a file with ``bprop`` whose result is cached for exactly its bytes is done once
+    read, and every other such file's result is stored once checked (by this process: workers never write it).
     """
     results: list[FileResult | None] = [None] * len(jobs)
     delivered = 0
+    to_store: dict[int, SourceFile] = {}
 
     def deliver(i: int, result: FileResult) -> None:
         nonlocal delivered
         results[i] = result
+        source = to_store.pop(i, None)
+        if source is not None and cache is not None:
+            cache.store(jobs[i], source, result)
         while delivered < len(results) and results[delivered] is not None:
             on_result(delivered, results[delivered])
             delivered += 1
@@ -231,6 +240,12 @@ def run_jobs(jobs: list[Job], workers: int, on_result: Callable[[int, FileResult
             if source is None:
                 deliver(i, FileResult(job.display or display_path(job.path), checked=True))
                 continue
+            if cache is not None:
+                hit = cache.lookup(job, source)
+                if hit is not None:
+                    deliver(i, hit)
+                    continue
+                to_store[i] = source
             heapq.heappush(pending, (-len(source.raw), i, source))
             pending_bytes += len(source.raw)
             count += 1

@@ -40,6 +40,11 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--stdin-filename", metavar="NAME", help="the name to report for stdin input")
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings remain")
     check.add_argument("--no-color", action="store_true", help="no ANSI colours in the full format")
+    check.add_argument("--no-cache", action="store_true",
+                       help="neither read nor write the result cache (.bprop_lsp_cache)")
+    check.add_argument("--cache-dir", metavar="DIR",
+                       help="where the result cache lives (default: $BPROP_LSP_CACHE_DIR, else .bprop_lsp_cache in "
+                            "the project root)")
     check.add_argument("-q", "--quiet", action="store_true", help="print findings only, no summary")
 
     serve = sub.add_parser("serve", help="run the language server (stdio by default)")

@@ -1,0 +1,280 @@
+"""``bprop-lsp check``'s persistent result cache (cli/cache.py): what it replays, when it does not, and that a
+hostile or broken cache folder changes nothing but speed."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bprop_lsp.cli import cache as cache_mod
+from bprop_lsp.cli import jobs
+from bprop_lsp.cli.main import main
+
+SEED = (
+    "from mindspore import nn\n\n\n"
+    "class MulAdd(nn.Cell):\n"
+    "    def construct(self, x, y):\n"
+    "        return 2 * x + y\n\n"
+    "    def bprop(self, x, y, out):\n"
+    "        return 2 * dout, dout\n"
+)
+CLEAN = SEED.replace("(self, x, y, out)", "(self, x, y, out, dout)")
+# A finding whose only fix is unsafe (BP025, None as a gradient) and one with no fix, beside the safe one.
+NONE_GRAD = (
+    "from mindspore import nn, ops\n\n\n"
+    "class Gate(nn.Cell):\n"
+    "    def construct(self, x, y):\n"
+    "        return x * y\n\n"
+    "    def bprop(self, x, y, out, dout):\n"
+    "        return dout * y, None\n"
+)
+SYNTAX = "from mindspore import nn\nclass A(nn.Cell):\n    def bprop(self, x, out):\n        return (out,\n"
+
+
+@pytest.fixture
+def tree(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv(cache_mod.ENV_VAR, raising=False)
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "seed.py").write_text(SEED)
+    (pkg / "gate.py").write_text(NONE_GRAD)
+    (pkg / "broken.py").write_text(SYNTAX)
+    (pkg / "plain.py").write_text("x = 1\n")
+    return tmp_path
+
+
+@pytest.fixture
+def analyses(monkeypatch):
+    """The paths the engine analysed (in this process: -j 1)."""
+    seen: list[str] = []
+    real = jobs.analyze
+
+    def counting(text, settings, **kw):
+        seen.append(text)
+        return real(text, settings, **kw)
+
+    monkeypatch.setattr(jobs, "analyze", counting)
+    return seen
+
+
+def run(capsys, *argv):
+    code = main(["check", "-j", "1", *argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def entries(folder: Path) -> list[Path]:
+    return sorted((folder / f"v{cache_mod.SCHEMA}").glob("*.json"))
+
+
+@pytest.mark.parametrize("fmt", ["full", "concise", "json", "sarif", "github"])
+def test_a_second_run_replays_the_first_without_analysing(capsys, tree, analyses, fmt):
+    first = run(capsys, "--output-format", fmt, "pkg")
+    assert first[0] == 1 and analyses, first
+    analyses.clear()
+    second = run(capsys, "--output-format", fmt, "pkg")
+    assert analyses == []
+    assert second == first
+    assert "syntax error" in first[2]  # the per-file warning is replayed too
+
+
+def test_the_folder_is_marked_and_ignored(capsys, tree):
+    run(capsys, "pkg")
+    folder = tree / cache_mod.DIR_NAME
+    assert (folder / "CACHEDIR.TAG").read_text().startswith("Signature: 8a477f597d28d172789f06886806bc55")
+    assert "*" in (folder / ".gitignore").read_text().split()
+    assert len(entries(folder)) == 3  # the three files with bprop; plain.py never reaches the engine
+
+
+def test_a_tree_without_bprop_makes_no_cache_folder(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a.py").write_text("x = 1\n")
+    assert run(capsys, ".")[0] == 0
+    assert not (tmp_path / cache_mod.DIR_NAME).exists()
+
+
+def test_an_edited_file_is_analysed_again(capsys, tree, analyses):
+    run(capsys, "pkg")
+    analyses.clear()
+    (tree / "pkg" / "seed.py").write_text(CLEAN)
+    code, out, _ = run(capsys, "--output-format", "concise", "pkg")
+    assert analyses == [CLEAN]
+    assert "seed.py" not in out and "gate.py" in out
+
+
+def test_other_settings_are_other_entries(capsys, tree, analyses):
+    run(capsys, "pkg")
+    analyses.clear()
+    code, out, _ = run(capsys, "--select", "BP025", "--output-format", "concise", "pkg")
+    assert len(analyses) == 3 and "BP001" not in out and "BP025" in out
+    analyses.clear()
+    code, out, _ = run(capsys, "--output-format", "concise", "pkg")
+    assert analyses == [] and "BP001" in out
+
+
+def test_new_checker_code_is_a_new_cache(capsys, tree, analyses, monkeypatch):
+    run(capsys, "pkg")
+    analyses.clear()
+    monkeypatch.setattr(cache_mod, "code_fingerprint", lambda: "another build")
+    run(capsys, "pkg")
+    assert len(analyses) == 3
+
+
+def test_the_fingerprint_follows_the_package_files(tmp_path, monkeypatch):
+    before = cache_mod.code_fingerprint()
+    assert cache_mod.code_fingerprint() == before
+    target = Path(cache_mod.__file__)
+    st = os.stat(target)
+    try:
+        os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
+        assert cache_mod.code_fingerprint() != before
+    finally:
+        os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns))
+
+
+def test_no_cache_and_cache_dir_and_the_environment(capsys, tree, analyses, monkeypatch, tmp_path_factory):
+    run(capsys, "--no-cache", "pkg")
+    assert not (tree / cache_mod.DIR_NAME).exists()
+    elsewhere = tmp_path_factory.mktemp("elsewhere") / "c"
+    run(capsys, "--cache-dir", str(elsewhere), "pkg")
+    assert len(entries(elsewhere)) == 3 and not (tree / cache_mod.DIR_NAME).exists()
+    from_env = tmp_path_factory.mktemp("env") / "c"
+    monkeypatch.setenv(cache_mod.ENV_VAR, str(from_env))
+    analyses.clear()
+    run(capsys, "pkg")
+    assert len(entries(from_env)) == 3 and len(analyses) == 3
+    analyses.clear()
+    run(capsys, "--no-cache", "pkg")
+    assert len(analyses) == 3  # --no-cache reads nothing either
+
+
+def test_the_project_root_is_the_nearest_pyproject(tmp_path):
+    (tmp_path / "pyproject.toml").write_text("")
+    deep = tmp_path / "a" / "b"
+    deep.mkdir(parents=True)
+    assert cache_mod.default_directory(deep) == tmp_path / cache_mod.DIR_NAME
+
+
+@pytest.mark.parametrize("junk", [b"", b"not json", b"[1, 2]", b'{"schema": 99}', b"\xff\xfe",
+                                  b'{"schema": 1, "content": "x", "depends": [], "messages": [], "findings": []}',
+                                  b"[" * 100000])
+def test_a_corrupt_or_foreign_entry_is_ignored_and_rewritten(capsys, tree, analyses, junk):
+    first = run(capsys, "pkg")
+    folder = tree / cache_mod.DIR_NAME
+    for entry in entries(folder):
+        entry.write_bytes(junk)
+    analyses.clear()
+    assert run(capsys, "pkg") == first
+    assert len(analyses) == 3
+    for entry in entries(folder):
+        assert json.loads(entry.read_text())["schema"] == cache_mod.SCHEMA
+
+
+def test_an_entry_with_the_right_hash_but_wrong_shapes_is_ignored(capsys, tree, analyses):
+    first = run(capsys, "pkg")
+    folder = tree / cache_mod.DIR_NAME
+    for entry in entries(folder):
+        data = json.loads(entry.read_text())
+        if data["findings"]:
+            data["findings"][0]["span"] = [1, 2, "x", 4]
+            entry.write_text(json.dumps(data))
+    analyses.clear()
+    assert run(capsys, "pkg") == first
+    assert len(analyses) == 2  # seed.py and gate.py have findings; broken.py's entry (no findings) still served
+
+
+def test_a_linked_cache_folder_is_not_used(capsys, tree, analyses, tmp_path_factory):
+    target = tmp_path_factory.mktemp("target")
+    (tree / cache_mod.DIR_NAME).symlink_to(target, target_is_directory=True)
+    first = run(capsys, "pkg")
+    assert first[0] == 1 and "running without a cache" in first[2]
+    assert list(target.iterdir()) == []
+    analyses.clear()
+    assert run(capsys, "pkg")[0] == 1 and len(analyses) == 3
+
+
+def test_an_entry_that_is_a_link_is_replaced_not_followed(capsys, tree, tmp_path_factory):
+    first = run(capsys, "pkg")
+    outside = tmp_path_factory.mktemp("outside") / "precious.txt"
+    outside.write_text("keep me\n")
+    for entry in entries(tree / cache_mod.DIR_NAME):
+        entry.unlink()
+        entry.symlink_to(outside)
+    assert run(capsys, "pkg") == first
+    assert outside.read_text() == "keep me\n"
+    for entry in entries(tree / cache_mod.DIR_NAME):
+        assert not entry.is_symlink()
+
+
+def test_an_entry_that_is_a_fifo_does_not_hang(capsys, tree):
+    first = run(capsys, "pkg")
+    for entry in entries(tree / cache_mod.DIR_NAME):
+        entry.unlink()
+        os.mkfifo(entry)
+    assert run(capsys, "pkg") == first
+
+
+def test_an_unusable_cache_folder_warns_once_and_checks_all_the_same(capsys, tree):
+    (tree / "file").write_text("")
+    code, out, err = run(capsys, "--cache-dir", str(tree / "file" / "sub"), "pkg")
+    assert code == 1 and "BP001" in out
+    assert err.count("running without a cache") == 1
+
+
+def test_fix_applies_fixes_a_cached_result_shows(capsys, tree, analyses):
+    run(capsys, "pkg")
+    code, out, _ = run(capsys, "--fix", "pkg")
+    assert (tree / "pkg" / "seed.py").read_text() == CLEAN
+    assert "Fixed 1 finding" in out
+    analyses.clear()
+    code, out, _ = run(capsys, "--output-format", "concise", "pkg")
+    assert "seed.py" not in out  # the fixed text is checked anew, not the stale entry replayed
+    assert analyses == [CLEAN]
+
+
+def test_diff_and_unsafe_fixes_from_a_warm_cache(capsys, tree):
+    run(capsys, "pkg")
+    code, out, _ = run(capsys, "--diff", "--unsafe-fixes", "pkg")
+    assert code == 1 and "+    def bprop(self, x, y, out, dout):" in out and "ops.zeros_like(y)" in out
+    assert (tree / "pkg" / "seed.py").read_text() == SEED  # --diff writes nothing
+
+
+def test_files_without_fixes_are_served_from_the_cache_under_fix(capsys, tree, analyses):
+    run(capsys, "pkg")
+    analyses.clear()
+    run(capsys, "--fix", "pkg")
+    # seed.py has a safe fix (re-run); gate.py's only fix is unsafe and broken.py has none: both replayed.
+    assert SEED in analyses and NONE_GRAD not in analyses and SYNTAX not in analyses
+
+
+def test_concurrent_runs_agree_and_leave_whole_entries(tree):
+    for i in range(12):
+        (tree / "pkg" / f"copy{i}.py").write_text(SEED.replace("MulAdd", f"MulAdd{i}"))
+    cmd = [sys.executable, "-m", "bprop_lsp", "check", "--output-format", "concise", "pkg"]
+    env = {k: v for k, v in os.environ.items() if k != cache_mod.ENV_VAR}
+    procs = [subprocess.Popen(cmd, cwd=tree, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for _ in range(4)]
+    outs = [p.communicate(timeout=120) for p in procs]
+    assert [p.returncode for p in procs] == [1] * 4
+    assert len({o for o, _ in outs}) == 1
+    warm = subprocess.run(cmd, cwd=tree, env=env, capture_output=True, text=True, timeout=120)
+    assert warm.stdout == outs[0][0]
+    folder = tree / cache_mod.DIR_NAME
+    assert len(entries(folder)) == 15
+    for entry in entries(folder):
+        json.loads(entry.read_text())
+    assert not [p for p in (folder / f"v{cache_mod.SCHEMA}").iterdir() if p.name.endswith(".tmp")]
+
+
+def test_findings_survive_the_json_round_trip(tree):
+    from bprop_lsp import checker
+
+    for text in (SEED, NONE_GRAD):
+        for f in checker.analyze(text).findings:
+            assert cache_mod.decode_finding(json.loads(json.dumps(cache_mod.encode_finding(f)))) == f
