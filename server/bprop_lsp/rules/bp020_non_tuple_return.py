@@ -130,16 +130,24 @@ def non_tuple_drafts(ctx, subject, graph_only_for_single: bool):
                         fails_in=BOTH, related=return_related(ctx, r, "returns None here"), noqa_line=fn.def_line, subject=subject.site or subject)
         elif shape.kind == "list":
             fix = None
-            if shape.via_name is None:
+            if shape.via_name is None and shape.node is not None and _is_comprehension(shape.node):
+                code = shape.node.get_code(include_prefix=False)
+                fix = Fix("Return tuple(...) of the list", (Edit(ctx.program.span(shape.node), f"tuple({code})"),))
+            elif shape.via_name is None and shape.node is not None and shape.node.type == "atom":
                 node = shape.node
                 inner = node.get_code(include_prefix=False)[1:-1]
                 trailing = "," if shape.length == 1 and not inner.rstrip().endswith(",") else ""
                 fix = Fix("Return a tuple instead of a list", (Edit(ctx.program.span(node), f"({inner}{trailing})"),))
-            else:
+            elif shape.via_name is not None:
                 fix = Fix("Return tuple(...) of the list", (Edit(ctx.program.span(shape.via_name), f"tuple({shape.via_name.value})"),))
             yield Draft(anchor_span(ctx, fn), f"{subject.label} returns a list: GRAPH_MODE requires a tuple",
                         fails_in=frozenset({GRAPH}), fix=fix,
                         related=return_related(ctx, r, "returns a list here"), noqa_line=fn.def_line, subject=subject.site or subject)
+        elif shape.kind == "dict":
+            yield Draft(anchor_span(ctx, fn), f"{subject.label} returns a dict: MindSpore needs a tuple with one gradient "
+                        f"per input (GRAPH: output should be a tuple; PYNATIVE: unreasonable data type dict)",
+                        fails_in=BOTH, related=return_related(ctx, r, "returns a dict here"),
+                        noqa_line=fn.def_line, subject=subject.site or subject)
         elif shape.kind == "value":
             single = subject.lo == subject.hi == 1
             fix = None
@@ -154,6 +162,13 @@ def non_tuple_drafts(ctx, subject, graph_only_for_single: bool):
                         fails_in=frozenset({GRAPH}) if single and graph_only_for_single else BOTH,
                         fix=fix if single else None, related=return_related(ctx, r, "returns here"),
                         noqa_line=fn.def_line, subject=subject.site or subject)
+
+
+def _is_comprehension(node) -> bool:
+    """``[f(g) for g in ...]``: a list display holding a comprehension."""
+    return (node.type == "atom" and node.children[0] == "[" and len(node.children) == 3
+            and node.children[1].type == "testlist_comp"
+            and any(c.type in ("comp_for", "sync_comp_for") for c in node.children[1].children))
 
 
 def _fall_through_taken(ctx, subject, conditions) -> bool | None:
