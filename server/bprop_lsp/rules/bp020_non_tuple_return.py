@@ -20,6 +20,15 @@ class NonTupleReturn(Rule):
     fix_title = "Return a tuple"
     valid = (
         Valid(example("""
+            from mindspore import nn
+
+            class Pair(nn.Cell):
+                def construct(self, a, b):
+                    return a + 0, b + 0
+                def bprop(self, a, b, out, dout):
+                    return dout
+            """), "construct returns a pair: dout is a 2-tuple, one gradient per input"),
+        Valid(example("""
             from mindspore import nn, ops
 
             class OptionalClip(nn.Cell):
@@ -40,6 +49,59 @@ class NonTupleReturn(Rule):
               "    def bprop(self, x, y, out, dout):\n        grads = [dout, dout]\n        return tuple(grads)\n"),
     )
     invalid = (
+        Invalid(example("""
+            from mindspore import nn, ops
+
+            class RoundST(nn.Cell):
+                def construct(self, x):
+                    return ops.round(x)
+                def bprop(self, x, out, dout):
+                    return dout
+            """), line=6, note="construct returns a Tensor, so dout is one: GRAPH needs (dout,)",
+                fixed=example("""
+            from mindspore import nn, ops
+
+            class RoundST(nn.Cell):
+                def construct(self, x):
+                    return ops.round(x)
+                def bprop(self, x, out, dout):
+                    return (dout,)
+            """)),
+        Invalid(example("""
+            from mindspore import nn, ops
+
+            class SinCos(nn.Cell):
+                def construct(self, x):
+                    return ops.sin(x), ops.cos(x)
+                def bprop(self, x, out, dout):
+                    return out[1]
+            """), line=6, note="one Tensor of the forward pair", also=("BP028",)),
+        Invalid(example("""
+            from mindspore import nn
+
+            class Scale(nn.Cell):
+                def construct(self, x, s):
+                    return x * s
+                def bprop(self, x, s, out, dout):
+                    return {"x": dout * s, "s": dout * x}
+            """), line=6, note="a dict fails in both modes"),
+        Invalid(example("""
+            from mindspore import nn
+
+            class Twice(nn.Cell):
+                def construct(self, x, y):
+                    return 2 * x + 2 * y
+                def bprop(self, x, y, out, dout):
+                    return [2 * dout for _ in (x, y)]
+            """), line=6, note="a list comprehension is a list", fixed=example("""
+            from mindspore import nn
+
+            class Twice(nn.Cell):
+                def construct(self, x, y):
+                    return 2 * x + 2 * y
+                def bprop(self, x, y, out, dout):
+                    return tuple([2 * dout for _ in (x, y)])
+            """)),
         Invalid(example("""
             from mindspore import nn, ops
 

@@ -55,6 +55,56 @@ class NoneGradient(Rule):
               "    def bprop(self, x, mask, out, dout):\n        return dout * mask, ops.zeros_like(mask)\n"),
     )
     invalid = (
+        Invalid(example("""
+            from mindspore import nn, ops
+
+            class Masked(nn.Cell):
+                def __init__(self, mask_grad=False):
+                    super().__init__()
+                    self.mask_grad = mask_grad
+                def construct(self, x, mask):
+                    return x * mask
+                def bprop(self, x, mask, out, dout):
+                    return dout * mask, (ops.zeros_like(mask) if self.mask_grad else None)
+            """), line=9, note="an arm of a conditional expression", fixed=example("""
+            from mindspore import nn, ops
+
+            class Masked(nn.Cell):
+                def __init__(self, mask_grad=False):
+                    super().__init__()
+                    self.mask_grad = mask_grad
+                def construct(self, x, mask):
+                    return x * mask
+                def bprop(self, x, mask, out, dout):
+                    return dout * mask, (ops.zeros_like(mask) if self.mask_grad else ops.zeros_like(mask))
+            """)),
+        Invalid(example("""
+            from mindspore import nn, ops
+
+            class Mask(nn.Cell):
+                def construct(self, x, mask):
+                    return x * mask
+                def bprop(self, x, mask, out, dout):
+                    grads = [dout * mask]
+                    grads.append(None)
+                    return tuple(grads)
+            """), line=6, note="None appended to a list returned as tuple(list)"),
+        Invalid(example("""
+            from mindspore import nn, ops
+
+            class Gate(nn.Cell):
+                def construct(self, x, g):
+                    return x * ops.sigmoid(g)
+                def bprop(self, x, g, out, dout):
+                    return dout * ops.sigmoid(g), None
+
+            class Outer(nn.Cell):
+                def __init__(self):
+                    super().__init__()
+                    self.gate = Gate()
+                def construct(self, x):
+                    return self.gate(x, x * 3)
+            """), line=6, note="the caller computes that input with an op: GRAPH fails to compile"),
         Invalid("from mindspore import nn, ops\nclass M(nn.Cell):\n    def construct(self, x, mask):\n        return x * mask\n"
                 "    def bprop(self, x, mask, out, dout):\n        return dout * mask, None\n",
                 fixed="from mindspore import nn, ops\nclass M(nn.Cell):\n    def construct(self, x, mask):\n        return x * mask\n"

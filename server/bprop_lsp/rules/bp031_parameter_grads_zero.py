@@ -22,6 +22,41 @@ class ParameterGradsZero(Rule):
     mindspore_says = "No error and no warning: the Parameter gradients are silently zero."
     valid = (
         Valid(example("""
+            import numpy as np
+            import mindspore as ms
+            from mindspore import nn, Parameter
+
+            class Shift(nn.Cell):
+                def __init__(self):
+                    super().__init__()
+                    self.offset = Parameter(ms.Tensor(np.ones(1, np.float32)), name="offset")
+                def construct(self, x):
+                    return x + self.offset
+                def bprop(self, x, out, dout):
+                    return (dout,)
+
+            net = Shift()
+            net.offset.requires_grad = False
+            """), "frozen on the instance before the gradient is taken"),
+        Valid(example("""
+            import numpy as np
+            import mindspore as ms
+            from mindspore import nn, Parameter
+
+            USE_BIAS = False
+
+            class Biased(nn.Cell):
+                def __init__(self):
+                    super().__init__()
+                    self.bias = Parameter(ms.Tensor(np.ones(1, np.float32)), name="bias")
+                def construct(self, x):
+                    if USE_BIAS:
+                        return x * 2.0 + self.bias
+                    return x * 2.0
+                def bprop(self, x, out, dout):
+                    return (dout * 2.0,)
+            """), "construct uses the Parameter only in a branch a module flag never takes"),
+        Valid(example("""
             from mindspore import nn, Parameter, Tensor
 
             class Frozen(nn.Cell):
