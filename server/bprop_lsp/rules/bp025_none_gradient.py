@@ -199,14 +199,23 @@ def _computed_at_calls(ctx, site, index: int) -> bool:
     if not calls:
         return False
     for call in calls:
-        if call.has_star or index >= len(call.positional):
-            return False
+        if call.has_star or index >= len(call.positional) or not _in_construct(call.node):
+            return False  # (a call outside a construct computes its arguments eagerly: network inputs)
         arg = unwrap_parens(call.positional[index])
         if arg.type not in ("arith_expr", "term", "factor") or arg.type == "factor" and arg.children[0] != "-":
             return False
         if not any(leaf.type == "name" and leaf.value not in ("None", "True", "False") for leaf in _leaves(arg)):
             return False
     return True
+
+
+def _in_construct(node) -> bool:
+    """The call stands in a method named ``construct`` (where an argument expression is an op of the graph)."""
+    parent = node.parent
+    while parent is not None and parent.type not in ("funcdef", "file_input"):
+        parent = parent.parent
+    return parent is not None and parent.type == "funcdef" and parent.name.value == "construct" \
+        and parent.parent is not None and parent.parent.type == "suite" and parent.parent.parent.type == "classdef"
 
 
 def _leaves(node):
