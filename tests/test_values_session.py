@@ -3,6 +3,9 @@ rules: an edit of the constant's own statement, elsewhere in the file, must chan
 shows exactly as a fresh analysis does (the returns kept per statement, the rule memo's keys, the carried tables)."""
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 
 from bprop_lsp.checker import DocumentSession, analyze
@@ -214,3 +217,27 @@ def test_a_factory_functions_class_gets_the_calls_of_its_instances():
     session = DocumentSession()
     seen = [_same_as_fresh(session, text) for text in versions]
     assert ["BP001" in s for s in seen] == [True, False, True, True, True, True, True]
+
+
+_PROBES = sorted((Path(__file__).parent / "fixtures" / "probes" / "cases").glob("pv*.py"))
+_CONSTANT = re.compile(r"^([A-Z_][A-Z0-9_]*) = (True|False|\d+)$", re.M)
+_FLIPPED = {"True": "False", "False": "True"}
+
+
+@pytest.mark.parametrize("path", _PROBES, ids=[p.stem for p in _PROBES])
+def test_flipping_each_module_constant_of_the_value_probes_matches_a_fresh_analysis(path):
+    # Every module-level flag and int constant of the labelled value probes, changed and changed back, along with
+    # requires_grad values: a session's findings equal a fresh analysis's after each edit.
+    text = path.read_text(encoding="utf-8")
+    versions = [text]
+    for m in _CONSTANT.finditer(text):
+        value = m.group(2)
+        new = _FLIPPED[value] if value in _FLIPPED else str(int(value) + 1)
+        versions.append(versions[-1].replace(m.group(0), f"{m.group(1)} = {new}", 1))
+    for old, new in (("requires_grad = False", "requires_grad = True"), ("requires_grad=False", "requires_grad=True")):
+        if old in text:
+            versions.append(versions[-1].replace(old, new, 1))
+    versions += list(reversed(versions[:-1]))
+    session = DocumentSession()
+    for version in versions:
+        _same_as_fresh(session, version)
