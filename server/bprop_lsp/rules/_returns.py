@@ -952,13 +952,37 @@ def _returns_of(fn: Function, program, depth: int) -> Returns | None:
         if node.type in ("yield_expr", "yield_arg") or (node.type == "keyword" and node.value == "yield"):
             return None
         if node.type == "return_stmt":
+            if _dead(node, fn, assignments, program):
+                continue
             value = node.children[1] if len(node.children) > 1 else None
             found.append(ReturnInfo(node, classify(value, fn, assignments, depth, program)))
         elif node.type == "keyword" and node.value == "return" and node.parent.type != "return_stmt":
+            if _dead(node, fn, assignments, program):
+                continue
             found.append(ReturnInfo(node, Shape("none")))  # a bare `return`
     missing = not found and not _ends_in_raise(fn)
     falls, conditions = (False, ()) if not found else _falls_through(fn.node.children[-1])
     return Returns(found, missing, falls, tuple(conditions))
+
+
+def _dead(node, fn, assignments, program) -> bool:
+    """A return in a branch Python never takes (``if LEGACY:`` with the module flag False): it is never reached,
+    and GRAPH folds such conditions too (bprop-rules.md, item 11). Reading the flag is a module read."""
+    if program is None:
+        return False
+    parent = node.parent
+    conditional = False
+    while parent is not None and parent is not fn.node:
+        if parent.type in ("if_stmt", "test"):
+            conditional = True
+            break
+        parent = parent.parent
+    if not conditional:
+        return False
+    from ..engine.values import never_taken
+
+    _read_outside(program)
+    return never_taken(program, node, fn.node)
 
 
 _TERMINAL = ("return_stmt", "raise_stmt")
