@@ -154,11 +154,11 @@ class TooFewGrads(Rule):
                     continue  # ((dx,), {name: dw}): BP031
                 nested = is_nested_tuple(s, subject.fn)
                 yield Draft(anchor_span(ctx, subject.fn),
-                            f"{subject.label} returns {s.length} gradient(s) for {subject.lo} input(s)"
+                            f"{subject.label} returns {s.length_text()} gradient(s) for {subject.lo} input(s)"
                             + (" (a nested tuple counts as one)" if nested else "")
                             + ": return one gradient per input, ops.zeros_like(x) for those without one",
                             fails_in=frozenset({GRAPH}) if nested else BOTH,
-                            related=return_related(ctx, r, f"returns {s.length} gradient(s) here"),
+                            related=return_related(ctx, r, f"returns {s.length_text()} gradient(s) here"),
                             noqa_line=subject.fn.def_line, subject=subject.site)
 
 
