@@ -135,6 +135,26 @@ class Affine(nn.Cell):
 '''
 
 
+_INSTANCE_ARM = '''from mindspore import nn, ops
+
+
+class Gain(nn.Cell):
+    def __init__(self, frozen):
+        super().__init__()
+        self.frozen = frozen
+
+    def construct(self, x, g):
+        return x * g
+
+    def bprop(self, x, g, out, dout):
+        dg = None if self.frozen else dout * x
+        return dout * g, dg
+
+
+net = Gain(False)
+'''
+
+
 @pytest.mark.parametrize("text, old, new, code, present_first", [
     (_REPEAT, "N_SHARED = 2", "N_SHARED = 3", "BP021", True),
     (_REPEAT, "N_SHARED = 2", "N_SHARED = 4", "BP022", False),
@@ -143,8 +163,9 @@ class Affine(nn.Cell):
     (_FROZEN, "requires_grad = False", "requires_grad = True", "BP031", False),
     (_NONE_ARM, "KEEP_MASK = True", "KEEP_MASK = False", "BP025", False),
     (_AUGMENTED_FLAG, "WITH_BIAS = True", "WITH_BIAS = False", "BP021", False),
+    (_INSTANCE_ARM, "net = Gain(False)", "net = Gain(True)", "BP025", False),
 ], ids=["repeat-count", "repeat-count-too-many", "init-flag", "construct-flag", "instance-frozen", "none-arm",
-        "augmented-flag"])
+        "augmented-flag", "instance-arm"])
 def test_a_module_constant_edited_elsewhere_changes_the_findings_as_a_fresh_analysis(text, old, new, code,
                                                                                      present_first):
     assert old in text

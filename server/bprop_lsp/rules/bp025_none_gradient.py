@@ -132,7 +132,7 @@ class NoneGradient(Rule):
                 for i, item in enumerate(entries):
                     if i >= subject.hi:
                         break  # (entries past the inputs are dropped anyway: BP022)
-                    none = _none_leaf(ctx.program, item, assignments)
+                    none = _none_leaf(ctx.program, item, assignments, lambda c: _instance_truth(ctx, site, c))
                     if none is None:
                         continue
                     if not_tensors is None:
@@ -163,7 +163,31 @@ class NoneGradient(Rule):
                     break
 
 
-def _none_leaf(program, item, assignments, depth: int = 0):
+def _instance_truth(ctx, site, cond):
+    """True/False when a condition has that value on every instance the file builds: a module flag or literal
+    (``const_truth``), or ``self.flag`` / ``not self.flag`` with the values the file's ``Cls(...)`` calls give it
+    (GRAPH folds those; PYNATIVE evaluates them the same way). None otherwise."""
+    from ..engine.program import dotted
+    from ..engine.values import const_truth
+
+    truth = const_truth(ctx.program, cond)
+    if truth is not None or site is None:
+        return truth
+    cond = unwrap_parens(cond)
+    negated = cond.type == "not_test"
+    text = dotted(cond.children[1] if negated else cond)
+    if text is None or not text.startswith("self.") or text.count(".") != 1:
+        return None
+    values = ctx.attribute_values(site.cls, text[5:])
+    if not values:
+        return None
+    truths = {const_truth(ctx.program, v) for v in values}
+    if len(truths) != 1 or None in truths:
+        return None
+    return truths.pop() != negated
+
+
+def _none_leaf(program, item, assignments, truth_of=None):
     """The ``None`` that makes a gradient entry None on some path: the entry itself, an arm of a conditional
     expression whose condition is not known to pick the other arm, or the value of a local bound once to such.
     Iterative over conditional arms (a bounded stack), so a long chain is read without recursion."""
@@ -178,7 +202,7 @@ def _none_leaf(program, item, assignments, depth: int = 0):
         if node.type == "keyword" and node.value == "None":
             return node
         if node.type == "test" and len(node.children) == 5 and node.children[1] == "if":
-            truth = const_truth(program, node.children[2])
+            truth = truth_of(node.children[2]) if truth_of is not None else const_truth(program, node.children[2])
             if truth is not False:
                 stack.append((node.children[0], d + 1))
             if truth is not True:
