@@ -237,6 +237,8 @@ def trainable_parameter_attrs(ctx, cls: ClassInfo) -> dict[str, object]:
                 trainable = False
         if toggles is None:
             toggles = requires_grad_toggles(ctx, cls)
+        if _ALL in toggles:
+            trainable = toggles[_ALL]
         if attr in toggles:
             trainable = toggles[attr]  # set after construction: as it is when the gradient is taken (item 25, 40)
         if trainable:
@@ -247,7 +249,9 @@ def trainable_parameter_attrs(ctx, cls: ClassInfo) -> dict[str, object]:
 def requires_grad_toggles(ctx, cls: ClassInfo) -> dict:
     """attribute -> the last ``True``/``False`` assigned to ``self.<attr>.requires_grad`` in the class's methods
     (live branches), then to ``<net>.<attr>.requires_grad`` anywhere in the file for a name ``net`` bound once to
-    ``Cls(...)`` of this class, in text order. A value other than a literal True/False: left out (unknown)."""
+    ``Cls(...)`` of this class, in text order; ``for q in <self|net>.get_parameters():`` (or ``trainable_params()``)
+    setting ``q.requires_grad`` sets it for every Parameter (key ``_ALL``). A value other than a literal
+    True/False counts as trainable (the warning stands)."""
     from ..engine.program import dotted
     from ..engine.values import never_taken
 
@@ -272,9 +276,8 @@ def requires_grad_toggles(ctx, cls: ClassInfo) -> dict:
         if len(stmt.children) != 3 or stmt.children[1] != "=":
             continue
         text = dotted(stmt.children[0])
-        if text is None or not text.endswith(".requires_grad") or text.count(".") != 2:
+        if text is None or not text.endswith(".requires_grad"):
             continue
-        owner, attr, _ = text.split(".")
         value = stmt.children[2]
         truth = {"True": True, "False": False}.get(value.value) if value.type == "keyword" else None
         if never_taken(p, stmt, None):
@@ -282,17 +285,47 @@ def requires_grad_toggles(ctx, cls: ClassInfo) -> dict:
         fn = stmt.parent
         while fn is not None and fn.type not in ("funcdef", "file_input"):
             fn = fn.parent
+        if text.count(".") == 1:
+            # ``for q in self.get_parameters(): q.requires_grad = False`` (or ``net.trainable_params()``): every
+            # Parameter of the cell
+            owner = _all_parameters_loop(stmt, text.split(".")[0])
+            if owner == "self" and fn is not None and id(fn) in methods or owner in instances:
+                (in_class if owner == "self" else outside).append((_ALL, truth))
+            continue
+        if text.count(".") != 2:
+            continue
+        owner, attr, _ = text.split(".")
         if owner == "self" and fn is not None and id(fn) in methods:
             in_class.append((attr, truth))
         elif owner in instances:
             outside.append((attr, truth))
     for attr, truth in in_class + outside:
-        if truth is None:
-            found.pop(attr, None)
-            found[attr] = True  # unknown: as if trainable (the warning stands)
-        else:
-            found[attr] = truth
+        if attr is _ALL:
+            found.clear()
+            found[_ALL] = True if truth is None else truth
+            continue
+        found[attr] = True if truth is None else truth  # unknown: as if trainable (the warning stands)
     return found
+
+
+_ALL = "*"  # ``requires_grad_toggles`` key: every Parameter of the cell
+
+
+def _all_parameters_loop(stmt, var: str) -> str | None:
+    """The owner (``self`` or a name) of ``for <var> in <owner>.get_parameters() / .trainable_params():`` around
+    ``stmt``, else None."""
+    from ..engine.program import dotted
+
+    loop = stmt.parent
+    while loop is not None and loop.type not in ("for_stmt", "funcdef", "file_input"):
+        loop = loop.parent
+    if loop is None or loop.type != "for_stmt" or loop.children[1].type != "name" or loop.children[1].value != var:
+        return None
+    c = call_of(loop.children[3]) if loop.children[3].type in ("power", "atom_expr") else None
+    if c is None or not c[0] or c[0].count(".") != 1:
+        return None
+    owner, method = c[0].split(".")
+    return owner if method in ("get_parameters", "trainable_params") else None
 
 
 def sets_internal_params(ctx, cls: ClassInfo) -> bool:
