@@ -38,13 +38,13 @@ def build_call_index(program: Program) -> CallIndex:
     assignments = program.assignments
     # What each resolution looked up (see ``_Lookups``), so that a statement's resolved calls are kept with it
     # while every lookup still gives the same answer.
-    lookups = _Lookups(classes, assignments)
+    lookups = _Lookups(classes, assignments, program.functions)
 
     def instance_class(expr) -> ClassInfo | None:
         """The Cell class ``expr`` evaluates to an instance of, if it can be told."""
         c = call_of(expr) if expr.type in ("power", "atom_expr") else None
         if c and c[0] and "." not in c[0]:
-            return lookups.cls(c[0])
+            return lookups.cls(c[0]) or lookups.factory(c[0])
         if expr.type == "name":
             value = lookups.single_value(expr.value)
             if value is not None and value is not expr:
@@ -63,7 +63,7 @@ def build_call_index(program: Program) -> CallIndex:
     def resolve(ref) -> ClassInfo | None:
         """``instance_class`` of an expression, from what ``_local_ref`` read of it."""
         if ref[0] == "class":
-            return lookups.cls(ref[1])
+            return lookups.cls(ref[1]) or lookups.factory(ref[1])
         if ref[0] == "name":
             # a name: what its one module binding is an instance of (a name never reads as ``self.x``)
             value = lookups.single_value(ref[1].value)
@@ -79,7 +79,11 @@ def build_call_index(program: Program) -> CallIndex:
     # as it goes (``self.net`` to the ``self.net = ...`` of its class); only the rest (a class name, a module
     # name) is resolved here, against the whole file, and the result is kept with the statement with what it
     # looked up: a keystroke elsewhere resolves nothing again when those lookups answer the same.
-    bound, named = assignments.__contains__, classes.__contains__
+    functions = program.functions
+    bound = assignments.__contains__
+
+    def named(name: str) -> bool:  # a class, or a function that may be a factory of one (``_Lookups.factory``)
+        return name in classes or name in functions
     delta = program.delta
     entries = program._entries
     # What each statement's calls resolved to, with every name the resolution read (None: it must be read again),
@@ -149,8 +153,12 @@ def _changed_names(program: Program, delta) -> frozenset:
     and the classes built with ``type(...)`` (new objects in every program)."""
     from .program import _assignment_pairs
 
+    from .program import _functions_of
+
     names = {cls.name for cls in delta.old[1][1]}
     names.update(cls.name for cls in delta.new[1][1])
+    names.update(fn.name for fn in _functions_of(delta.old))  # (a factory's def: ``_Lookups.factory``)
+    names.update(fn.name for fn in _functions_of(delta.new))
     names.update(name for name, _ in _assignment_pairs(delta.old))
     names.update(name for name, _ in _assignment_pairs(delta.new))
     previous_classes = delta.previous.classes
@@ -160,13 +168,15 @@ def _changed_names(program: Program, delta) -> frozenset:
 
 
 class _Lookups:
-    """The two lookups a call's resolution makes against the whole file — a class by name, a name's one binding —
-    recorded per statement: ``same(recorded)`` tells whether they all answer as they did (the same ClassInfo, the
-    same value node, still not exactly one value), so that the statement's resolved calls can be kept."""
+    """The lookups a call's resolution makes against the whole file — a class by name, a name's one binding, a
+    factory function's class — recorded per statement: ``same(recorded)`` tells whether they all answer as they did
+    (the same ClassInfo, the same value node, still not exactly one value, the same ``def`` node), so that the
+    statement's resolved calls can be kept."""
 
-    def __init__(self, classes: dict, assignments: dict):
+    def __init__(self, classes: dict, assignments: dict, functions: dict | None = None):
         self._classes = classes
         self._assignments = assignments
+        self._functions = functions if functions is not None else {}
         self._taken: list = []
 
     def start(self) -> None:
@@ -186,9 +196,30 @@ class _Lookups:
         self._taken.append((False, name, found))
         return found
 
+    def factory(self, name: str):
+        """The class a module-level function ``name`` returns an instance of: ``def make(...): ... return Cls(...)``
+        with every return a call of the same class name of the file (``class Cls`` may be nested in it), and
+        ``name`` bound by nothing else (bprop-rules.md, item 44: case 321's quantizer factory)."""
+        fns = self._functions.get(name) or ()
+        node = fns[0].node if len(fns) == 1 and not self._assignments.get(name) else None
+        found = None
+        if node is not None and (node.parent is None or node.parent.type in ("file_input", "decorated")):
+            target = _factory_class_name(node)
+            if target is not None:
+                found = self._classes.get(target)
+                self._taken.append((True, target, found))
+        self._taken.append(("factory", name, node))
+        return found
+
     def same(self, recorded: tuple) -> bool:
         classes, assignments = self._classes, self._assignments
         for is_class, name, found in recorded:
+            if is_class == "factory":
+                fns = self._functions.get(name) or ()
+                now = fns[0].node if len(fns) == 1 and not assignments.get(name) else None
+                if now is not found:
+                    return False
+                continue
             if is_class:
                 if classes.get(name) is not found:
                     return False
@@ -201,6 +232,25 @@ class _Lookups:
 
 
 _NOTHING = ("none",)
+
+
+def _factory_class_name(fn_node) -> str | None:
+    """The class name every ``return`` of a function calls (``return Cls(...)``), when there is one and no
+    ``yield``; None otherwise. Walks the function's own statements (an explicit stack: no recursion)."""
+    from .program import iter_own_nodes
+
+    names = set()
+    for node in iter_own_nodes(fn_node):
+        if node.type in ("yield_expr", "yield_arg") or (node.type == "keyword" and node.value == "yield"):
+            return None
+        if node.type == "return_stmt" and len(node.children) == 2:
+            c = call_of(node.children[1]) if node.children[1].type in ("power", "atom_expr") else None
+            if c is None or not c[0] or "." in c[0]:
+                return None
+            names.add(c[0])
+        elif node.type == "keyword" and node.value == "return" and node.parent.type != "return_stmt":
+            return None
+    return names.pop() if len(names) == 1 else None
 
 
 def _call_refs(program: Program, calls: list) -> list[tuple]:

@@ -169,6 +169,7 @@ class Context:
     def cell_sites(self) -> list[CellSite]:
         sites: list[CellSite] = []
         seen: set[tuple[int, int]] = set()
+        uncalled: dict = {}  # (bprop, construct) -> index in sites of a counted site the file never calls
         p = self.program
         # Which classes can be cell sites at all, read from each class's code, the imports and its MRO alone; and
         # what a candidate's lookups found, when read from its classes' defs alone: kept by the program for the
@@ -193,13 +194,26 @@ class Context:
             if not parts:
                 continue
             bprop, modes, resolved, construct, external, counted = parts
-            key = (id(resolved.function.node) if resolved else id(bprop), id(construct))
-            if key in seen:
+            pair = (id(resolved.function.node) if resolved else id(bprop), id(construct))
+            counts = self._call_counts(cls) if counted else None
+            if pair in seen:
+                # A class sharing an earlier one's bprop and construct adds nothing, unless the construct's defaults
+                # make the calls decide the inputs and only this class is called (a base never built itself, its
+                # subclass made by a factory: case 321): then this class's calls are the ones that count.
+                earlier = uncalled.get(pair)
+                if counts is None or earlier is None:
+                    continue
+                site = CellSite(cls, bprop, construct, resolved, modes, external)
+                site.call_counts = counts
+                sites[earlier] = site
+                del uncalled[pair]
                 continue
-            seen.add(key)
+            seen.add(pair)
             site = CellSite(cls, bprop, construct, resolved, modes, external)
             if counted:
-                site.call_counts = self._call_counts(cls)
+                site.call_counts = counts
+                if counts is None:
+                    uncalled[pair] = len(sites)
             sites.append(site)
         shadowed = self._shadowed_classes(sites)
         return [site for site in sites if site.cls not in shadowed]

@@ -226,3 +226,115 @@ def _binding_reaches(def_node, use) -> bool:
     if use_scope is scope_of(def_node) and use.start_pos < def_node.start_pos:
         return False
     return True
+
+
+# ----------------------------------------------------------------------------------------------- module constants
+def module_literal(program: Program, name_node):
+    """The literal a module constant holds where ``name_node`` reads it: the name is bound exactly once in the file,
+    at module level, to a number, string, ``True``/``False``/``None`` or a tuple of such (no def, import, class or
+    local binding of it in the scopes between), else None. A constant built from other names is None: a reader
+    gets only what the name's own statement says (the carried caches and rule keys hold that statement's code)."""
+    name = name_node.value
+    values = program.assignments.get(name, ())
+    if len(values) != 1 or program.functions.get(name) or name in program.imports:
+        return None
+    value = values[0]
+    scope = scope_of(value)
+    if scope is None or scope.type != "file_input":
+        return None
+    if program.classes_by_name.get(name):
+        return None
+    # A binding of the same name in an enclosing function (a parameter, a local) shadows the module's.
+    inner = scope_of(name_node)
+    while inner is not None and inner.type != "file_input":
+        if inner.type in ("funcdef", "lambdef") and _binds_locally(inner, name):
+            return None
+        inner = scope_of(inner)
+    if value.start_pos > name_node.start_pos and scope_of(name_node).type == "file_input":
+        return None  # read at module level above its binding
+    value = unwrap_parens(value)
+    return value if _is_literal(value) else None
+
+
+def _binds_locally(fn_node, name: str) -> bool:
+    from .program import iter_own_nodes
+
+    for p in fn_node.get_params() if hasattr(fn_node, "get_params") else ():
+        if p.name.value == name:
+            return True
+    for node in iter_own_nodes(fn_node):
+        if node.type == "name" and node.value == name and node.is_definition():
+            return True
+        if node.type == "global_stmt" or node.type == "nonlocal_stmt":
+            return True  # rebinding the module's name from inside: not a constant any more
+    return False
+
+
+def _is_literal(node) -> bool:
+    stack = [(node, 0)]
+    while stack:
+        n, depth = stack.pop()
+        if depth > _MAX_DEPTH:
+            return False
+        n = unwrap_parens(n)
+        if n.type == "number" or n.type == "string" or (n.type == "keyword" and n.value in ("True", "False", "None")):
+            continue
+        if n.type == "factor" and n.children[0] in ("-", "+") and n.children[1].type == "number":
+            continue
+        if n.type == "atom" and n.children[0] == "(" and len(n.children) == 2:
+            continue
+        if n.type == "atom" and n.children[0] == "(" and n.children[1].type == "testlist_comp":
+            inner = n.children[1]
+            if any(c.type in ("comp_for", "sync_comp_for", "star_expr") for c in inner.children):
+                return False
+            stack.extend((c, depth + 1) for c in inner.children if c != ",")
+            continue
+        if n.type in ("testlist_star_expr", "testlist"):
+            stack.extend((c, depth + 1) for c in n.children if c != ",")
+            continue
+        return False
+    return True
+
+
+def int_literal(node) -> int | None:
+    """The value of a non-negative (or negated) int literal, else None."""
+    node = unwrap_parens(node)
+    sign = 1
+    if node.type == "factor" and node.children[0] in ("-", "+") and len(node.children) == 2:
+        sign = -1 if node.children[0] == "-" else 1
+        node = node.children[1]
+    if node.type == "number":
+        text = node.value.replace("_", "").lower()
+        try:
+            return sign * int(text, 0)
+        except ValueError:
+            return None
+    return None
+
+
+# ----------------------------------------------------------------------------------------------- branches
+def never_taken(program: Program, node, stop) -> bool:
+    """Whether ``node`` (inside ``stop``, a function) sits in a branch Python never takes: under ``if C:`` with C
+    known False (``const_truth``: module flags, literals, ``TYPE_CHECKING``), in the ``else`` of a known-True
+    condition, or in the unused arm of a conditional expression on such a condition. Walks up the parents."""
+    child, parent = node, getattr(node, "parent", None)
+    steps = 0
+    while parent is not None and child is not stop and steps < 200:
+        steps += 1
+        if parent.type == "if_stmt":
+            children = parent.children
+            i = children.index(child) if child in children else -1
+            if i > 0 and children[i - 1] == ":":
+                # the suite of branch k: its own condition stands before its ':' (none for the else's)
+                own = None if children[i - 2] == "else" else children[i - 2]
+                earlier = [children[j + 1] for j, c in enumerate(children) if c in ("if", "elif") and j + 1 < i - 2]
+                if own is not None and const_truth(program, own) is False:
+                    return True
+                if any(const_truth(program, c) is True for c in earlier):
+                    return True  # an earlier branch is always taken
+        elif parent.type == "test" and len(parent.children) == 5 and parent.children[1] == "if":
+            truth = const_truth(program, parent.children[2])
+            if truth is not None and (child is parent.children[0]) != truth and child is not parent.children[2]:
+                return True
+        child, parent = parent, parent.parent
+    return False

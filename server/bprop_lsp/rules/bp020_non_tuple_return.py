@@ -20,6 +20,15 @@ class NonTupleReturn(Rule):
     fix_title = "Return a tuple"
     valid = (
         Valid(example("""
+            from mindspore import nn
+
+            class Pair(nn.Cell):
+                def construct(self, a, b):
+                    return a + 0, b + 0
+                def bprop(self, a, b, out, dout):
+                    return dout
+            """), "construct returns a pair: dout is a 2-tuple, one gradient per input"),
+        Valid(example("""
             from mindspore import nn, ops
 
             class OptionalClip(nn.Cell):
@@ -40,6 +49,59 @@ class NonTupleReturn(Rule):
               "    def bprop(self, x, y, out, dout):\n        grads = [dout, dout]\n        return tuple(grads)\n"),
     )
     invalid = (
+        Invalid(example("""
+            from mindspore import nn, ops
+
+            class RoundST(nn.Cell):
+                def construct(self, x):
+                    return ops.round(x)
+                def bprop(self, x, out, dout):
+                    return dout
+            """), line=6, note="construct returns a Tensor, so dout is one: GRAPH needs (dout,)",
+                fixed=example("""
+            from mindspore import nn, ops
+
+            class RoundST(nn.Cell):
+                def construct(self, x):
+                    return ops.round(x)
+                def bprop(self, x, out, dout):
+                    return (dout,)
+            """)),
+        Invalid(example("""
+            from mindspore import nn, ops
+
+            class SinCos(nn.Cell):
+                def construct(self, x):
+                    return ops.sin(x), ops.cos(x)
+                def bprop(self, x, out, dout):
+                    return out[1]
+            """), line=6, note="one Tensor of the forward pair", also=("BP028",)),
+        Invalid(example("""
+            from mindspore import nn
+
+            class Scale(nn.Cell):
+                def construct(self, x, s):
+                    return x * s
+                def bprop(self, x, s, out, dout):
+                    return {"x": dout * s, "s": dout * x}
+            """), line=6, note="a dict fails in both modes"),
+        Invalid(example("""
+            from mindspore import nn
+
+            class Twice(nn.Cell):
+                def construct(self, x, y):
+                    return 2 * x + 2 * y
+                def bprop(self, x, y, out, dout):
+                    return [2 * dout for _ in (x, y)]
+            """), line=6, note="a list comprehension is a list", fixed=example("""
+            from mindspore import nn
+
+            class Twice(nn.Cell):
+                def construct(self, x, y):
+                    return 2 * x + 2 * y
+                def bprop(self, x, y, out, dout):
+                    return tuple([2 * dout for _ in (x, y)])
+            """)),
         Invalid(example("""
             from mindspore import nn, ops
 
@@ -130,16 +192,24 @@ def non_tuple_drafts(ctx, subject, graph_only_for_single: bool):
                         fails_in=BOTH, related=return_related(ctx, r, "returns None here"), noqa_line=fn.def_line, subject=subject.site or subject)
         elif shape.kind == "list":
             fix = None
-            if shape.via_name is None:
+            if shape.via_name is None and shape.node is not None and _is_comprehension(shape.node):
+                code = shape.node.get_code(include_prefix=False)
+                fix = Fix("Return tuple(...) of the list", (Edit(ctx.program.span(shape.node), f"tuple({code})"),))
+            elif shape.via_name is None and shape.node is not None and shape.node.type == "atom":
                 node = shape.node
                 inner = node.get_code(include_prefix=False)[1:-1]
                 trailing = "," if shape.length == 1 and not inner.rstrip().endswith(",") else ""
                 fix = Fix("Return a tuple instead of a list", (Edit(ctx.program.span(node), f"({inner}{trailing})"),))
-            else:
+            elif shape.via_name is not None:
                 fix = Fix("Return tuple(...) of the list", (Edit(ctx.program.span(shape.via_name), f"tuple({shape.via_name.value})"),))
             yield Draft(anchor_span(ctx, fn), f"{subject.label} returns a list: GRAPH_MODE requires a tuple",
                         fails_in=frozenset({GRAPH}), fix=fix,
                         related=return_related(ctx, r, "returns a list here"), noqa_line=fn.def_line, subject=subject.site or subject)
+        elif shape.kind == "dict":
+            yield Draft(anchor_span(ctx, fn), f"{subject.label} returns a dict: MindSpore needs a tuple with one gradient "
+                        f"per input (GRAPH: output should be a tuple; PYNATIVE: unreasonable data type dict)",
+                        fails_in=BOTH, related=return_related(ctx, r, "returns a dict here"),
+                        noqa_line=fn.def_line, subject=subject.site or subject)
         elif shape.kind == "value":
             single = subject.lo == subject.hi == 1
             fix = None
@@ -154,6 +224,13 @@ def non_tuple_drafts(ctx, subject, graph_only_for_single: bool):
                         fails_in=frozenset({GRAPH}) if single and graph_only_for_single else BOTH,
                         fix=fix if single else None, related=return_related(ctx, r, "returns here"),
                         noqa_line=fn.def_line, subject=subject.site or subject)
+
+
+def _is_comprehension(node) -> bool:
+    """``[f(g) for g in ...]``: a list display holding a comprehension."""
+    return (node.type == "atom" and node.children[0] == "[" and len(node.children) == 3
+            and node.children[1].type == "testlist_comp"
+            and any(c.type in ("comp_for", "sync_comp_for") for c in node.children[1].children))
 
 
 def _fall_through_taken(ctx, subject, conditions) -> bool | None:

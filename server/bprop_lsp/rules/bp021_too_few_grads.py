@@ -17,6 +17,38 @@ class TooFewGrads(Rule):
                       "than forward inputs, but got k vs n.")
     valid = (
         Valid(example("""
+            from mindspore import nn
+
+            N_IN = 3
+
+            class Sum3(nn.Cell):
+                def construct(self, a, b, c):
+                    return a + b + c
+                def bprop(self, a, b, c, out, dout):
+                    return N_IN * (dout,)
+            """), "a tuple repeated by a module constant: 3 gradients"),
+        Valid(example("""
+            from mindspore import nn
+
+            class Sum3(nn.Cell):
+                def construct(self, a, b, c):
+                    return a + b + c
+                def bprop(self, a, b, c, out, dout):
+                    same = (dout, dout)
+                    return (*same, dout)
+            """), "a starred pair and one more: 3 gradients"),
+        Valid(example("""
+            from mindspore import nn
+
+            class Lerp(nn.Cell):
+                def construct(self, s, e, w):
+                    return s + w * (e - s)
+                def bprop(self, s, e, w, out, dout):
+                    gs = [dout * (1 - w)]
+                    gs.extend([dout * w, dout * (e - s)])
+                    return tuple(gs)
+            """), "a list extended in straight-line code, then converted"),
+        Valid(example("""
             from mindspore import nn, ops
 
             class Swap(nn.Cell):
@@ -34,6 +66,54 @@ class TooFewGrads(Rule):
               "    def bprop(self, x, n, out, dout):\n        return dout * n * x ** (n - 1), ops.zeros_like(n)\n"),
     )
     invalid = (
+        Invalid(example("""
+            from mindspore import nn
+
+            N_SHARED = 2
+
+            class Sum3(nn.Cell):
+                def construct(self, a, b, c):
+                    return a + b + c
+                def bprop(self, a, b, c, out, dout):
+                    return (dout,) * N_SHARED
+            """), line=8, note="a tuple repeated by a module constant"),
+        Invalid(example("""
+            from mindspore import nn
+
+            class Blend(nn.Cell):
+                def __init__(self, learn=True):
+                    super().__init__()
+                    self.learn = learn
+                def construct(self, a, b, t):
+                    return a * t + b * (1 - t)
+                def bprop(self, a, b, t, out, dout):
+                    grads = (dout * t,)
+                    if self.learn:
+                        grads += (dout * (a - b),)
+                    return grads
+            """), line=9, note="1 or 2 gradients for 3 inputs, whichever branch runs"),
+        Invalid(example("""
+            from mindspore import nn
+
+            class Lerp(nn.Cell):
+                def construct(self, s, e, w):
+                    return s + w * (e - s)
+                def bprop(self, s, e, w, out, dout):
+                    parts = list()
+                    parts.append(dout * (1 - w))
+                    parts.append(dout * w)
+                    return tuple(parts)
+            """), line=6, note="list() and two appends, converted with tuple()"),
+        Invalid(example("""
+            from mindspore import nn
+
+            class AddMul(nn.Cell):
+                def construct(self, p, q, r):
+                    return (p + q) * r
+                def bprop(self, p, q, r, out, dout):
+                    head = (dout * r,)
+                    return (*head, dout * (p + q))
+            """), line=6, note="a starred 1-tuple and one more"),
         Invalid(example("""
             from mindspore import nn, ops
 
@@ -74,11 +154,11 @@ class TooFewGrads(Rule):
                     continue  # ((dx,), {name: dw}): BP031
                 nested = is_nested_tuple(s, subject.fn)
                 yield Draft(anchor_span(ctx, subject.fn),
-                            f"{subject.label} returns {s.length} gradient(s) for {subject.lo} input(s)"
+                            f"{subject.label} returns {s.length_text()} gradient(s) for {subject.lo} input(s)"
                             + (" (a nested tuple counts as one)" if nested else "")
                             + ": return one gradient per input, ops.zeros_like(x) for those without one",
                             fails_in=frozenset({GRAPH}) if nested else BOTH,
-                            related=return_related(ctx, r, f"returns {s.length} gradient(s) here"),
+                            related=return_related(ctx, r, f"returns {s.length_text()} gradient(s) here"),
                             noqa_line=subject.fn.def_line, subject=subject.site)
 
 

@@ -33,7 +33,7 @@ class TooManyGrads(Rule):
                 continue  # paths disagree: BP023 speaks for it
             for r in info.returns:
                 s = r.shape
-                if s.kind != "tuple" or s.length <= subject.hi or any(_is_dict(i) for i in s.items):
+                if s.kind != "tuple" or s.min_length <= subject.hi or any(_is_dict(i) for i in s.items):
                     continue
                 fix = None
                 extras = s.items[subject.hi:]
@@ -43,10 +43,11 @@ class TooManyGrads(Rule):
                     fix = Fix(f"Drop the {len(extras)} extra gradient(s)",
                               (Edit(ctx.program.span(last_kept.end_pos, end), ""),))
                 yield Draft(anchor_span(ctx, subject.fn),
-                            f"{subject.label} returns {s.length} gradients for {subject.hi} input(s): MindSpore "
-                            f"silently drops the last {s.length - subject.hi}",
+                            f"{subject.label} returns {s.length_text()} gradients for {subject.hi} input(s): MindSpore "
+                            f"silently drops the last {s.min_length - subject.hi}"
+                            + (" or more" if s.lengths and len(s.lengths) > 1 else ""),
                             fails_in=NEVER, fix=fix,
-                            related=return_related(ctx, r, f"returns {s.length} gradients here"),
+                            related=return_related(ctx, r, f"returns {s.length_text()} gradients here"),
                             noqa_line=subject.fn.def_line, subject=subject.site)
 
 

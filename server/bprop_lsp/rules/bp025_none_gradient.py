@@ -3,16 +3,20 @@ from __future__ import annotations
 
 from ..engine.context import Context
 from ..engine.model import Applicability, Edit, Fix
-from .base import example, NEVER, Draft, Invalid, Rule, Valid
-from ._returns import anchor_span, cell_subjects, return_related, returns_of
+from ..engine.program import is_within, unwrap_parens
+from .base import example, GRAPH, NEVER, Draft, Invalid, Rule, Valid
+from ._returns import AUGMENTED, anchor_span, cell_subjects, local_assignments, restrict, return_related, returns_of
 
 
 class NoneGradient(Rule):
     code = "BP025"
     per_cell = True
     name = "bprop-none-gradient"
-    summary = "None as a gradient gives different results in GRAPH (None) and PYNATIVE (zeros): return ops.zeros_like(x)."
-    mindspore_says = "No error: the two modes return different gradients."
+    summary = ("None as a gradient: PYNATIVE uses zeros, GRAPH passes None on, and fails to compile when an op computed "
+               "that input: return ops.zeros_like(x).")
+    mindspore_says = ("For a network input no error, but the two modes return different gradients (GRAPH None, PYNATIVE "
+                      "zeros). For an input an op computed: GRAPH RuntimeError: Bprop \"Muls\" encounter a problem: "
+                      "[Calling GetType() on a None object ...; PYNATIVE runs.")
     fix_title = "Replace None with ops.zeros_like(<input>)"
     fix_safe = False
     valid = (
@@ -51,6 +55,56 @@ class NoneGradient(Rule):
               "    def bprop(self, x, mask, out, dout):\n        return dout * mask, ops.zeros_like(mask)\n"),
     )
     invalid = (
+        Invalid(example("""
+            from mindspore import nn, ops
+
+            class Masked(nn.Cell):
+                def __init__(self, mask_grad=False):
+                    super().__init__()
+                    self.mask_grad = mask_grad
+                def construct(self, x, mask):
+                    return x * mask
+                def bprop(self, x, mask, out, dout):
+                    return dout * mask, (ops.zeros_like(mask) if self.mask_grad else None)
+            """), line=9, note="an arm of a conditional expression", fixed=example("""
+            from mindspore import nn, ops
+
+            class Masked(nn.Cell):
+                def __init__(self, mask_grad=False):
+                    super().__init__()
+                    self.mask_grad = mask_grad
+                def construct(self, x, mask):
+                    return x * mask
+                def bprop(self, x, mask, out, dout):
+                    return dout * mask, (ops.zeros_like(mask) if self.mask_grad else ops.zeros_like(mask))
+            """)),
+        Invalid(example("""
+            from mindspore import nn, ops
+
+            class Mask(nn.Cell):
+                def construct(self, x, mask):
+                    return x * mask
+                def bprop(self, x, mask, out, dout):
+                    grads = [dout * mask]
+                    grads.append(None)
+                    return tuple(grads)
+            """), line=6, note="None appended to a list returned as tuple(list)"),
+        Invalid(example("""
+            from mindspore import nn, ops
+
+            class Gate(nn.Cell):
+                def construct(self, x, g):
+                    return x * ops.sigmoid(g)
+                def bprop(self, x, g, out, dout):
+                    return dout * ops.sigmoid(g), None
+
+            class Outer(nn.Cell):
+                def __init__(self):
+                    super().__init__()
+                    self.gate = Gate()
+                def construct(self, x):
+                    return self.gate(x, x * 3)
+            """), line=6, note="the caller computes that input with an op: GRAPH fails to compile"),
         Invalid("from mindspore import nn, ops\nclass M(nn.Cell):\n    def construct(self, x, mask):\n        return x * mask\n"
                 "    def bprop(self, x, mask, out, dout):\n        return dout * mask, None\n",
                 fixed="from mindspore import nn, ops\nclass M(nn.Cell):\n    def construct(self, x, mask):\n        return x * mask\n"
@@ -69,13 +123,18 @@ class NoneGradient(Rule):
             params = [p.name for p in subject.fn.params if p.kind in ("positional", "posonly")]
             if params and params[0] == "self":
                 params = params[1:]
+            assignments = local_assignments(subject.fn)
             for r in info.returns:
                 s = r.shape
-                if s.kind != "tuple":
+                entries = s.entries if s.kind == "tuple" else None
+                if entries is None:
                     continue
-                for i, item in enumerate(s.items):
-                    if not (item.type == "keyword" and item.value == "None") or i >= subject.hi:
-                        continue  # (entries past the inputs are dropped anyway: BP022)
+                for i, item in enumerate(entries):
+                    if i >= subject.hi:
+                        break  # (entries past the inputs are dropped anyway: BP022)
+                    none = _none_leaf(ctx.program, item, assignments, lambda c: _instance_truth(ctx, site, c))
+                    if none is None:
+                        continue
                     if not_tensors is None:
                         not_tensors = ctx.non_tensor_inputs(site) if site is not None else set()
                     if i in not_tensors:
@@ -83,16 +142,115 @@ class NoneGradient(Rule):
                     if i < len(params) and _optional_input(subject.fn, params[i], site, i):
                         continue  # the input itself may be None (`w=None`, `if w is not None:`): None is its gradient
                     fix = None
-                    if ops_alias and s.via_name is None and i < len(params) and i < subject.hi:
+                    if ops_alias and i < len(params) and i < subject.hi and is_within(subject.fn.node, none):
                         fix = Fix(f"Replace None with {ops_alias}.zeros_like({params[i]})",
-                                  (Edit(ctx.program.span(item), f"{ops_alias}.zeros_like({params[i]})"),),
+                                  (Edit(ctx.program.span(none), f"{ops_alias}.zeros_like({params[i]})"),),
                                   Applicability.UNSAFE)
-                    yield Draft(anchor_span(ctx, subject.fn),
-                                f"{subject.label} returns None as gradient {i + 1}: GRAPH_MODE returns None, "
-                                f"PYNATIVE_MODE zeros; return ops.zeros_like(...) instead",
-                                fails_in=NEVER, fix=fix, related=return_related(ctx, r, "None returned here"),
+                    computed = site is not None and _computed_at_calls(ctx, site, i)
+                    name = params[i] if i < len(params) else f"input {i + 1}"
+                    if computed:
+                        msg = (f"{subject.label} returns None as the gradient of {name}, which the caller computes "
+                               f"with an op: GRAPH_MODE fails to compile (the op's own bprop gets None), "
+                               f"PYNATIVE_MODE uses zeros; return ops.zeros_like({name}) instead")
+                    else:
+                        msg = (f"{subject.label} returns None as gradient {i + 1} ({name}): GRAPH_MODE passes None on "
+                               f"(and fails to compile wherever an op computed that input), PYNATIVE_MODE uses zeros; "
+                               f"return ops.zeros_like(...) instead")
+                    fails_in = (restrict(frozenset({GRAPH}), subject) if computed else None) or NEVER
+                    yield Draft(anchor_span(ctx, subject.fn), msg, fails_in=fails_in, fix=fix,
+                                related=return_related(ctx, r, "None returned here"),
                                 noqa_line=subject.fn.def_line, subject=subject.site)
                     break
+
+
+def _instance_truth(ctx, site, cond):
+    """True/False when a condition has that value on every instance the file builds: a module flag or literal
+    (``const_truth``), or ``self.flag`` / ``not self.flag`` with the values the file's ``Cls(...)`` calls give it
+    (GRAPH folds those; PYNATIVE evaluates them the same way). None otherwise."""
+    from ..engine.program import dotted
+    from ..engine.values import const_truth
+
+    truth = const_truth(ctx.program, cond)
+    if truth is not None or site is None:
+        return truth
+    cond = unwrap_parens(cond)
+    negated = cond.type == "not_test"
+    text = dotted(cond.children[1] if negated else cond)
+    if text is None or not text.startswith("self.") or text.count(".") != 1:
+        return None
+    values = ctx.attribute_values(site.cls, text[5:])
+    if not values:
+        return None
+    truths = {const_truth(ctx.program, v) for v in values}
+    if len(truths) != 1 or None in truths:
+        return None
+    return truths.pop() != negated
+
+
+def _none_leaf(program, item, assignments, truth_of=None):
+    """The ``None`` that makes a gradient entry None on some path: the entry itself, an arm of a conditional
+    expression whose condition is not known to pick the other arm, or the value of a local bound once to such.
+    Iterative over conditional arms (a bounded stack), so a long chain is read without recursion."""
+    from ..engine.values import const_truth
+
+    stack = [(item, 0)]
+    while stack:
+        node, d = stack.pop()
+        if d > 6:
+            continue
+        node = unwrap_parens(node)
+        if node.type == "keyword" and node.value == "None":
+            return node
+        if node.type == "test" and len(node.children) == 5 and node.children[1] == "if":
+            truth = truth_of(node.children[2]) if truth_of is not None else const_truth(program, node.children[2])
+            if truth is not False:
+                stack.append((node.children[0], d + 1))
+            if truth is not True:
+                stack.append((node.children[4], d + 1))
+            continue
+        if node.type == "name":
+            values = assignments.get(node.value, ())
+            if len(values) == 1 and values[0] is not None and values[0] is not AUGMENTED and not is_within(values[0], node):
+                stack.append((values[0], d + 1))
+    return None
+
+
+def _computed_at_calls(ctx, site, index: int) -> bool:
+    """Every call of the Cell that the file shows passes, at ``index``, an arithmetic expression of a name or
+    attribute (``x * 3``, ``self.w * 3``): an op's output, whose own bprop then receives the None (GRAPH fails,
+    bprop-rules.md items 22 and 38). A network input passed as is, a literal or a call stays a divergence."""
+    calls = [c for c in ctx.call_index.sites(site.cls)]
+    if not calls:
+        return False
+    for call in calls:
+        if call.has_star or index >= len(call.positional) or not _in_construct(call.node):
+            return False  # (a call outside a construct computes its arguments eagerly: network inputs)
+        arg = unwrap_parens(call.positional[index])
+        if arg.type not in ("arith_expr", "term", "factor") or arg.type == "factor" and arg.children[0] != "-":
+            return False
+        if not any(leaf.type == "name" and leaf.value not in ("None", "True", "False") for leaf in _leaves(arg)):
+            return False
+    return True
+
+
+def _in_construct(node) -> bool:
+    """The call stands in a method named ``construct`` (where an argument expression is an op of the graph)."""
+    parent = node.parent
+    while parent is not None and parent.type not in ("funcdef", "file_input"):
+        parent = parent.parent
+    return parent is not None and parent.type == "funcdef" and parent.name.value == "construct" \
+        and parent.parent is not None and parent.parent.type == "suite" and parent.parent.parent.type == "classdef"
+
+
+def _leaves(node):
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        children = getattr(n, "children", None)
+        if children:
+            stack.extend(children)
+        else:
+            yield n
 
 
 def _ops_alias(ctx) -> str | None:

@@ -16,11 +16,59 @@ class ParameterInBprop(Rule):
     summary = "A Cell's bprop must not touch a Parameter (its own, a child cell's, or one from a base class) in GRAPH_MODE."
     mindspore_says = "GRAPH: RuntimeError: The user defined 'bprop' function in scope Default does not support using Parameter. PYNATIVE: runs."
     valid = (
+        Valid(example("""
+            import numpy as np
+            import mindspore as ms
+            from mindspore import nn, Parameter
+
+            LEARN_K = False
+
+            class Scaler(nn.Cell):
+                def __init__(self):
+                    super().__init__()
+                    if LEARN_K:
+                        self.k = Parameter(ms.Tensor(np.ones(1, np.float32)), name="k")
+                    else:
+                        self.k = 2.0
+                def construct(self, x):
+                    return x * self.k
+                def bprop(self, x, out, dout):
+                    return (dout * self.k,)
+            """), "the Parameter is made only under a module flag that is False: self.k is a float"),
         Valid("from mindspore import nn\nclass G(nn.Cell):\n    def __init__(self, lambd=1.0):\n        super().__init__()\n"
               "        self.lambd = lambd\n    def construct(self, x):\n        return x\n"
               "    def bprop(self, x, out, dout):\n        return (-self.lambd * dout,)\n", "a float attribute is fine"),
     )
     invalid = (
+        Invalid(example("""
+            import numpy as np
+            import mindspore as ms
+            from mindspore import nn, Parameter
+
+            class Poly(nn.Cell):
+                def __init__(self):
+                    super().__init__()
+                    for i in range(2):
+                        setattr(self, f"w{i}", Parameter(ms.Tensor(np.ones(1, np.float32)), name=f"w{i}"))
+                def construct(self, x):
+                    return x * 2.0
+                def bprop(self, x, out, dout):
+                    return (dout * self.w1,)
+            """), line=12, note="a Parameter made by setattr in a loop"),
+        Invalid(example("""
+            import numpy as np
+            import mindspore as ms
+            from mindspore import nn, Parameter
+
+            class Amp(nn.Cell):
+                def __init__(self):
+                    super().__init__()
+                    self.insert_param_to_cell("gain", Parameter(ms.Tensor(np.ones(1, np.float32)), name="gain"))
+                def construct(self, x):
+                    return x * 3.0
+                def bprop(self, x, out, dout):
+                    return (dout * self.gain,)
+            """), line=11, note="a Parameter registered with insert_param_to_cell"),
         Invalid(example("""
             from mindspore import nn, Parameter, ParameterTuple, Tensor
 

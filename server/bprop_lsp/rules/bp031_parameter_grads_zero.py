@@ -5,6 +5,7 @@ from ..engine.context import Context
 from ..engine.model import Related
 from ..engine.program import iter_own_nodes
 from .base import example, NEVER, Draft, Invalid, Rule, Valid
+from ..engine.values import never_taken
 from ._parameters import sets_internal_params, trainable_parameter_attrs
 from ._returns import anchor_span, returns_of
 from ._signature import view
@@ -12,12 +13,49 @@ from ._signature import view
 
 class ParameterGradsZero(Rule):
     code = "BP031"
-    per_cell = True
+    # Not per Cell: whether a Parameter is trainable also depends on ``net.w.requires_grad = False`` statements at
+    # module level, which name no class (a per-Cell key would not see them change).
+    per_cell = False
     name = "bprop-parameter-grads-zero"
     summary = ("A cell with a custom bprop gets zero gradients for the Parameters it uses in construct, and a "
                "returned {name: grad} dict is not honoured: keep Parameters outside the bprop cell and pass them in.")
     mindspore_says = "No error and no warning: the Parameter gradients are silently zero."
     valid = (
+        Valid(example("""
+            import numpy as np
+            import mindspore as ms
+            from mindspore import nn, Parameter
+
+            class Shift(nn.Cell):
+                def __init__(self):
+                    super().__init__()
+                    self.offset = Parameter(ms.Tensor(np.ones(1, np.float32)), name="offset")
+                def construct(self, x):
+                    return x + self.offset
+                def bprop(self, x, out, dout):
+                    return (dout,)
+
+            net = Shift()
+            net.offset.requires_grad = False
+            """), "frozen on the instance before the gradient is taken"),
+        Valid(example("""
+            import numpy as np
+            import mindspore as ms
+            from mindspore import nn, Parameter
+
+            USE_BIAS = False
+
+            class Biased(nn.Cell):
+                def __init__(self):
+                    super().__init__()
+                    self.bias = Parameter(ms.Tensor(np.ones(1, np.float32)), name="bias")
+                def construct(self, x):
+                    if USE_BIAS:
+                        return x * 2.0 + self.bias
+                    return x * 2.0
+                def bprop(self, x, out, dout):
+                    return (dout * 2.0,)
+            """), "construct uses the Parameter only in a branch a module flag never takes"),
         Valid(example("""
             from mindspore import nn, Parameter, Tensor
 
@@ -55,7 +93,7 @@ class ParameterGradsZero(Rule):
             params = trainable_parameter_attrs(ctx, site.cls)
             used = None
             for attr, node in ctx.program.node_fact(site.construct.node, "self_reads", _self_reads):
-                if attr in params:
+                if attr in params and not never_taken(ctx.program, node, site.construct.node):
                     used = (attr, node)
                     break
             if used is None and not dict_return:
