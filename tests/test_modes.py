@@ -27,12 +27,12 @@ HEAD = dedent("""
 
 
 def param_net(name: str = "Net", indent: str = "    ") -> str:
-    """A Cell whose bprop reads its Parameter (BP030: GRAPH_MODE only)."""
+    """A Cell whose bprop reads its Parameter (BP030: GRAPH_MODE only; frozen, so that BP031 does not apply)."""
     return textwrap.indent(dedent(f"""
         class {name}(nn.Cell):
             def __init__(self):
                 super().__init__()
-                self.k = Parameter(Tensor(np.ones(1, np.float32)), name="k")
+                self.k = Parameter(Tensor(np.ones(1, np.float32)), name="k", requires_grad=False)
 
             def construct(self, x):
                 return x * self.k

@@ -15,7 +15,7 @@ from typing import Sequence
 
 from .context import Context, Signature
 from .modes import ModeModel, Modes, exactly
-from .model import Finding, Position, Rule, Severity, Span
+from .model import Finding, Position, Related, Rule, Severity, Span
 from .parsing import POSITIONAL, ParsedDocument, parse_text, syntax_errors
 from .program import Program
 from .settings import Settings
@@ -203,6 +203,7 @@ def _analyze_module(module, text: str, settings: Settings, with_syntax_errors: b
                     noqa_line=noqa_line,
                 )
             )
+    findings = _one_per_mistake(findings, enabled)
     findings.sort(key=Finding.sort_key)
     errors = None
     if with_syntax_errors:
@@ -213,6 +214,41 @@ def _analyze_module(module, text: str, settings: Settings, with_syntax_errors: b
     if own:
         doc.last_tables = program.tables()
     return analysis
+
+
+_SEVERITY_RANK = {Severity.ERROR: 2, Severity.WARNING: 1, Severity.INFO: 0}
+
+
+def _one_per_mistake(findings: list[Finding], rules: Sequence[Rule]) -> list[Finding]:
+    """One finding per mistake: where rules that declare the same mistake (``same_mistake``) both report on one
+    ``def``, the finding of the highest severity stays (at equal severity, the one MindSpore raises for) and the
+    others become its related notes."""
+    declared = {rule.code: frozenset(getattr(rule, "same_mistake", ())) for rule in rules}
+    if not any(declared.values()):
+        return findings
+    by_def: dict = {}
+    for f in findings:
+        if declared.get(f.code) and f.noqa_line is not None:
+            by_def.setdefault(f.noqa_line, []).append(f)
+    dropped: set[int] = set()
+    replaced: dict[int, Finding] = {}
+    for group in by_def.values():
+        if len(group) < 2:
+            continue
+        group = sorted(group, key=lambda f: (-_SEVERITY_RANK[f.severity], "[fails in" not in f.message, f.code))
+        primary = group[0]
+        absorbed = [f for f in group[1:] if f.code in declared[primary.code]]
+        if not absorbed:
+            continue
+        notes = list(primary.related)
+        for f in absorbed:
+            dropped.add(id(f))
+            notes.append(Related(f.span, f"also {f.code} ({f.name}): {f.message}"))
+            notes.extend(f.related)
+        replaced[id(primary)] = replace(primary, related=tuple(notes))
+    if not dropped:
+        return findings
+    return [replaced.get(id(f), f) for f in findings if id(f) not in dropped]
 
 
 def _memoised_drafts(ctx: Context, doc: ParsedDocument | None, settings: Settings, rules: list) -> dict | None:

@@ -13,6 +13,7 @@ from ._signature import view
 class ParameterGradsZero(Rule):
     code = "BP031"
     per_cell = True
+    same_mistake = ("BP030",)  # a Parameter owned by a custom-bprop cell: one finding at the def
     name = "bprop-parameter-grads-zero"
     summary = ("A cell with a custom bprop gets zero gradients for the Parameters it uses in construct, and a "
                "returned {name: grad} dict is not honoured: keep Parameters outside the bprop cell and pass them in.")
