@@ -75,3 +75,15 @@ def test_session_keeps_one_finding_through_mode_edits():
     with DocumentSession("one") as session:
         for text in (cell(), cell("PYNATIVE_MODE"), cell()):
             assert describe(session.analyse(text)) == describe(analyze(text, verify_fixes=False))
+
+
+def test_bp014_quiet_when_swapped_names_are_used_by_position():
+    """(dout, out) read the way MindSpore fills them (out: the incoming gradient) is right; read by name it is
+    wrong, and the unsafe fix swaps the names."""
+    base = ("from mindspore import nn, ops\nclass C(nn.Cell):\n    def construct(self, x):\n        return ops.sin(x)\n"
+            "    def bprop(self, x, dout, out):\n        return ({grad},)\n")
+    assert analyze(base.format(grad="out * ops.cos(x)")).findings == []
+    (wrong,) = analyze(base.format(grad="dout * ops.cos(x)")).findings
+    assert wrong.code == "BP014" and wrong.fix is not None and not wrong.fix.is_safe
+    (mixed,) = analyze(base.format(grad="out * dout")).findings
+    assert mixed.code == "BP014"
