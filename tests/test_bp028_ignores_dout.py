@@ -276,3 +276,30 @@ def test_session_findings_follow_the_test_context(old, new):
         text = code.replace("def test_one_input", "def one_input") if old.startswith("import") else code
         for step in (text, text.replace(old, new), text):
             assert describe(session.analyse(step)) == describe(analyze(step, verify_fixes=False))
+
+
+def test_torch_style_one_short_gets_the_chain_fix_beside_bp001s():
+    """``bprop(self, x, top_grad)``: BP001 appends dout (top_grad then holds the forward output); BP028 offers,
+    beside it, an unsafe fix inserting out before top_grad, and either way the chain ends up made."""
+    code = ("from mindspore import nn, ops\nclass Sin(nn.Cell):\n    def construct(self, x):\n        return ops.sin(x)\n"
+            "    def bprop(self, x, top_grad):\n        return (top_grad * ops.cos(x),)\n")
+    findings = {f.code: f for f in analyze(code).findings}
+    assert set(findings) == {"BP001", "BP028"}
+    assert findings["BP001"].span == findings["BP028"].span
+    chain = findings["BP028"].fix
+    assert chain is not None and not chain.is_safe
+    fixed = apply_edits(code, chain.edits)
+    assert "def bprop(self, x, out, top_grad):" in fixed and analyze(fixed).findings == []
+    appended = apply_edits(code, findings["BP001"].fix.edits)
+    assert "def bprop(self, x, top_grad, dout):" in appended
+    (after,) = analyze(appended).findings  # BP001's way: BP028 then says what is still wrong, with the chain fix
+    assert after.code == "BP028" and "`top_grad`, which holds the forward output" in after.message
+    assert "def bprop(self, x, out, top_grad):" in apply_edits(appended, after.fix.edits)
+
+
+@pytest.mark.parametrize("signature", ["bprop(self, x, out)", "bprop(self, x, grad_output)", "bprop(self, x, fwd)"])
+def test_one_short_left_to_bp001_when_its_fix_is_right(signature):
+    body = "return (grad_output * ops.cos(x),)" if "grad_output" in signature else "return (ops.cos(x),)"
+    code = ("from mindspore import nn, ops\nclass Sin(nn.Cell):\n    def construct(self, x):\n        return ops.sin(x)\n"
+            f"    def {signature}:\n        {body}\n")
+    assert {f.code for f in analyze(code).findings} == {"BP001"}

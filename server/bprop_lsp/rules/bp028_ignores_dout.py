@@ -124,6 +124,10 @@ class IgnoresDout(Rule):
             finding = _ignored_dout(ctx, fn, label, positional, _in_test(ctx, cls))
             if finding is not None:
                 yield finding
+        for site in ctx.cell_sites:
+            finding = _before_bp001(ctx, site)
+            if finding is not None:
+                yield finding
 
 
 def _subjects(ctx: Context):
@@ -151,6 +155,44 @@ def _subjects(ctx: Context):
             continue  # BP040
         seen.add(fn)
         yield fn, f"ops.Custom bprop {fn.name}", sig.positional, None
+
+
+def _before_bp001(ctx: Context, site) -> Draft | None:
+    """A torch-style ``bprop(self, x, top_grad)``, one parameter short (BP001): BP001's fix appends ``dout`` after
+    ``top_grad``, which MindSpore then fills with the forward output while the body reads it as the gradient.
+    Beside BP001's fix, an (unsafe) one that makes the gradient chain: ``out`` inserted before ``top_grad``."""
+    v = view(ctx, site)
+    if v is None or v.input_range is None or not v.has_self or v.input_range[0] != v.input_range[1]:
+        return None
+    if v.kind in ("staticmethod", "classmethod") or v.opaque_decorator or v.unwrapped_decorator:
+        return None
+    fn = v.fn
+    if fn.node.type != "funcdef" or v.count != v.input_range[1] + 1 or v.count < 2:
+        return None
+    if any(q.kind in ("vararg", "varkw", "kwonly") for q in fn.params):
+        return None
+    last = v.params[-1]
+    if is_dout_like(last.name) or is_out_like(last.name):
+        return None  # BP001 inserts out before a gradient's name itself; an out's name gets dout after it
+    info = returns_of(fn)
+    if info is None or not info.returns or not _returns_depend_on(fn, last.name, info):
+        return None
+    if _dout_state(fn, last.name)[0] != "read" or _is_stub(fn) or _uses_introspection(fn.body):
+        return None
+    fix = None
+    if ctx.want_fixes:
+        from ..engine.param_edits import insert_after
+
+        taken = used_names(fn, ctx.program)
+        edits = insert_after(fn, v.params[-2], [fresh("out", taken)], ctx.program.index)
+        if edits:
+            fix = Fix(f"Make `{last.name}` the incoming gradient: insert `out` before it", tuple(edits),
+                      Applicability.UNSAFE)
+    message = (f"bprop of {site.owner_label} reads `{last.name}` like an incoming gradient (PyTorch's grad_output), "
+               f"but it stands where MindSpore passes the forward output once `dout` is appended (BP001's fix): if "
+               f"`{last.name}` is meant as the gradient, insert `out` before it instead")
+    related = (Related(ctx.program.span(last.node.name), f"`{last.name}`: read as the gradient"),)
+    return Draft(def_span(ctx, fn), message, fails_in=NEVER, fix=fix, related=related, noqa_line=fn.def_line)
 
 
 def _ignored_dout(ctx: Context, fn: Function, label: str, positional, in_test: bool) -> Draft | None:
