@@ -326,10 +326,12 @@ def _evidence_at(ctx: Context, settings: Settings, span, file_evidence: Modes | 
         ctx.__dict__["_mode_model"] = model
     if model is None:
         return None
-    leaf = ctx.program.module.get_leaf_for_position((span.start.line + 1, span.start.column))
-    if leaf is None:
+    try:
+        leaf = ctx.program.module.get_leaf_for_position((span.start.line + 1, span.start.column))
+        return model.of_finding(leaf) if leaf is not None else None
+    except (Exception, RecursionError):  # noqa: BLE001 - a bug of ours here must cost the mode, not the findings
+        _log.debug("reading the mode along the code paths failed; the mode stays unknown", exc_info=True)
         return None
-    return model.of_finding(leaf)
 
 
 def _jit_gradient_functions(ctx: Context) -> list:

@@ -296,19 +296,25 @@ class ModeModel:
     def _references(self, name: str, scope, skip) -> list:
         """Name leaves reading ``name`` bound in ``scope`` (a funcdef, or None: the module), not shadowed on the
         way (Python's scoping: enclosing functions, then the module; class bodies do not enclose methods)."""
-        leaves = self._leaves(name)
-        binders = {id(_function_scope(leaf)) for leaf in leaves if leaf.is_definition()}
-        found = []
-        for leaf in leaves:
-            if leaf is skip or leaf.is_definition() or not _is_read(leaf):
-                continue
-            fn = _function_scope(leaf)
-            while fn is not scope:
-                if fn is None or id(fn) in binders:
-                    break  # bound on the way (a function's own ``class Net``), or scope is not enclosing
-                fn = _function_scope(fn)
-            if fn is scope:
-                found.append(leaf)
+        return [leaf for leaf in self._resolved(name).get(id(scope), ()) if leaf is not skip]
+
+    def _resolved(self, name: str) -> dict:
+        """id(the scope each read of ``name`` resolves to: the nearest enclosing function binding it, else the
+        module) -> those reads; read once per name."""
+        key = ("resolved", name)
+        found = self._names.get(key)
+        if found is None:
+            leaves = self._leaves(name)
+            binders = {id(_function_scope(leaf)) for leaf in leaves if leaf.is_definition()}
+            found = {}
+            for leaf in leaves:
+                if leaf.is_definition() or not _is_read(leaf):
+                    continue
+                fn = _function_scope(leaf)
+                while fn is not None and id(fn) not in binders:
+                    fn = _function_scope(fn)
+                found.setdefault(id(fn), []).append(leaf)
+            self._names[key] = found
         return found
 
     def _leaves(self, name: str) -> list:
