@@ -324,3 +324,28 @@ def test_session_severities_equal_a_fresh_analysis_after_each_edit(edits):
             assert incremental == _describe(analyze(text, verify_fixes=False)), text
             seen.add(tuple(s for c, _span, _m, s in incremental if c == "BP030"))
         assert len(seen) >= 2, seen  # some edit changed a severity
+
+
+def test_a_result_used_after_the_mode_is_put_back_does_not_run_the_cell():
+    text = HEAD + "context.set_context(mode=context.GRAPH_MODE)\n\n\n" + dedent("""
+        def test_pynative():
+            context.set_context(mode=context.PYNATIVE_MODE)
+        {net}
+            net = Net()
+            grad_net = GradNet(net)
+            out = grad_net(Tensor(np.ones(2, np.float32)))
+            context.set_context(mode=context.GRAPH_MODE)
+            assert out is not None
+
+
+        class GradNet(nn.Cell):
+            def __init__(self, net):
+                super().__init__()
+                self.net = net
+
+            def construct(self, x):
+                return grad_all(self.net)(x)
+        """).format(net=param_net())
+    assert severities(text) == ["info"]
+    kept = text.replace("    assert out is not None\n", "    assert grad_net(Tensor(np.ones(2, np.float32)))\n")
+    assert severities(kept) == ["error"]  # the network itself run again in GRAPH

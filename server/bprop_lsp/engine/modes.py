@@ -277,13 +277,16 @@ class ModeModel:
         found = self._names.get(key)
         if found is None:
             name = node.name.value
-            found = self._names[key] = self._resolve_uses(name, _binding_scope(node), node.name, 0)
+            found = self._names[key] = self._resolve_uses(name, _binding_scope(node), node.name, 0,
+                                                           node.type == "classdef")
         return found
 
-    def _resolve_uses(self, name: str, scope, skip, depth: int) -> list:
+    def _resolve_uses(self, name: str, scope, skip, depth: int, is_class: bool = False) -> list:
         result = []
         for leaf in self._references(name, scope, skip):
-            target = _assigned_name(leaf) if depth < 3 else None
+            # Follow ``net = Net()`` and ``grad_net = GradNet(net)`` (the network, built or wrapped), not
+            # ``out = grad_net(x)`` (calling the network runs it: the result is no network).
+            target = _assigned_name(leaf) if depth < 3 and (is_class or not _is_callee(leaf)) else None
             if target is not None:
                 later = [u for u in self._resolve_uses(target.value, _function_scope(target), target, depth + 1)
                          if _function_scope(u) is not _function_scope(target) or u.start_pos > target.start_pos]
@@ -393,6 +396,12 @@ def _is_read(leaf) -> bool:
     return True
 
 
+def _is_callee(leaf) -> bool:
+    parent = leaf.parent
+    return (parent is not None and parent.type in ("power", "atom_expr") and parent.children[0] is leaf
+            and parent.children[1].type == "trailer" and parent.children[1].children[0] == "(")
+
+
 def _assigned_name(leaf):
     """The name ``leaf``'s value is bound to by a plain ``name = <expression holding leaf>`` statement."""
     n = leaf
@@ -405,7 +414,16 @@ def _assigned_name(leaf):
     if len(children) != 3 or children[1] != "=" or children[2] is not n:
         return None
     target = children[0]
-    return target if target.type == "name" else None
+    if target.type != "name":
+        return None
+    value = children[2]
+    if value.type == "name":
+        return target  # net2 = net
+    if value.type in ("power", "atom_expr"):
+        calls = [t for t in value.children[1:] if t.type == "trailer" and t.children[0] == "("]
+        if len(calls) == 1 and value.children[-1] is calls[0]:
+            return target  # net = Net(), grad_net = GradNet(net), grad_fn = grad_all(net): the network, wrapped
+    return None  # out = grad_all(net)(x): a result, not the network (its later uses do not run it)
 
 
 def _on_path(call, node, fn) -> str:
