@@ -349,3 +349,20 @@ def test_a_result_used_after_the_mode_is_put_back_does_not_run_the_cell():
     assert severities(text) == ["info"]
     kept = text.replace("    assert out is not None\n", "    assert grad_net(Tensor(np.ones(2, np.float32)))\n")
     assert severities(kept) == ["error"]  # the network itself run again in GRAPH
+
+
+def test_a_helper_that_sets_the_mode_counts_where_it_is_called():
+    text = HEAD + "ms.set_context(mode=ms.GRAPH_MODE)\n" + param_net("Scale", "") + dedent("""
+
+        def _use_pynative():
+            ms.set_context(mode=ms.PYNATIVE_MODE)
+
+
+        def test_scale():
+            _use_pynative()
+            grad_all(Scale())(Tensor(np.ones(2, np.float32)))
+        """)
+    assert severities(text) == ["info"]
+    later = text.replace("    _use_pynative()\n    grad_all(Scale())(Tensor(np.ones(2, np.float32)))\n",
+                         "    grad_all(Scale())(Tensor(np.ones(2, np.float32)))\n    _use_pynative()\n")
+    assert severities(later) == ["error"]

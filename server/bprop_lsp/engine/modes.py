@@ -9,8 +9,8 @@ gradient. So the mode belongs to a code path, not to a file or a class name:
   where a name bound to such an expression is used later (``net = Net()`` then ``grad(net)(x)``); a subclass's
   uses count for its bases; a class nobody uses is judged where it is defined (module level: the mode the module
   leaves in effect);
-* a point in a function is governed by the ``set_context`` calls before it in that function when they are on the
-  path to it (a call in an ``if``/``for``/``while`` or an ``except`` makes the mode uncertain), else by the mode in
+* a point in a function is governed by the ``set_context`` calls before it in that function (and its calls of the
+  file's functions that call ``set_context``) when they are on the path to it (a call in an ``if``/``for``/``while`` or an ``except`` makes the mode uncertain), else by the mode in
   effect where the function is called (its callers, found by name with Python's scoping: a test function's own
   ``class Net`` is not another function's ``Net``); a method runs where its class is used;
 * a function nothing in the file calls (a pytest test function) starts in the mode the module leaves in effect
@@ -102,6 +102,7 @@ class ModeModel:
         self._memo: dict = {}
         self._active: set = set()
         self._partial: set = set()
+        self._calling: list = []
         self._names: dict = {}
 
     # ------------------------------------------------------------------ what the file sets
@@ -225,15 +226,15 @@ class ModeModel:
         found = self._memo.get(key)
         if found is not None:
             return found
-        events = [(n, m) for n, m in self.events.get(None, ()) if not _under_main_guard(n)]
+        events = [(n, m) for n, m in self._events_of(None) if not _under_main_guard(n)]
         state = self._apply(None, events, None, UNKNOWN)
         if leaks:
-            for scope, scope_events in self.events.items():
+            for scope in list(self.events):
                 if scope is None or _scope(scope) is not None and _scope(scope).type != "classdef":
                     continue  # module level, or a nested function (its callers decide)
                 if self._has_uses(scope):
                     continue
-                left = self._apply(scope, scope_events, None, state)
+                left = self._apply(scope, self._events_of(scope), None, state)
                 if left.possible != state.possible:
                     state = Modes(state.possible | left.possible | {None}, frozenset())
                     break
@@ -243,21 +244,54 @@ class ModeModel:
     # ------------------------------------------------------------------ along one function
 
     def _sequential(self, fn, node, entry: Modes) -> Modes:
-        events = [(n, m) for n, m in self.events.get(fn, ()) if n.start_pos < node.start_pos]
+        events = [(n, m) for n, m in self._events_of(fn) if n.start_pos < node.start_pos]
         return self._apply(fn, events, node, entry)
 
+    def _events_of(self, fn) -> list:
+        """What changes the mode in the body of ``fn`` (None: the module), in text order: its ``set_context``
+        calls (call node, mode) and its calls of the file's functions that call ``set_context`` themselves (the
+        callee's name leaf, its funcdef): a test calling ``_use_pynative()`` first."""
+        key = ("events", id(fn))
+        found = self._names.get(key)
+        if found is None:
+            found = list(self.events.get(fn, ()))
+            for setter in self.events:
+                if setter is None or setter is fn:
+                    continue
+                scope = _binding_scope(setter)
+                for leaf in self._references(setter.name.value, scope, setter.name):
+                    if _function_scope(leaf) is fn and _is_callee(leaf):
+                        found.append((leaf, setter))
+            found.sort(key=lambda e: e[0].start_pos)
+            self._names[key] = found
+        return found
+
     def _apply(self, fn, events, node, state: Modes) -> Modes:
-        """``state`` after the ``set_context`` calls ``events`` (in text order) of the body of ``fn`` (None: the
-        module), on the way to ``node`` (None: to the end)."""
-        for call, mode in sorted(events, key=lambda e: e[0].start_pos):
+        """``state`` after the mode changes ``events`` (``_events_of``) of the body of ``fn`` (None: the module), on
+        the way to ``node`` (None: to the end)."""
+        for call, mode in events:
             where = _on_path(call, node, fn)
             if where == "never":
                 continue
-            if where == "always":
-                state = exactly(mode)
+            if mode is not None and not isinstance(mode, str):
+                after = self._exit(mode, state)  # a call of a function that sets the mode
             else:
-                state = Modes(state.possible | {mode}, state.known & ({mode} - {None}))
+                after = exactly(mode)
+            if where == "always":
+                state = after
+            else:
+                state = Modes(state.possible | after.possible, state.known & after.known)
         return state
+
+    def _exit(self, fn, state: Modes) -> Modes:
+        """The mode the function ``fn`` leaves when it starts in ``state``."""
+        if fn in self._calling or len(self._calling) > _MAX_DEPTH:
+            return state  # recursion: it adds no change
+        self._calling.append(fn)
+        try:
+            return self._apply(fn, self._events_of(fn), None, state)
+        finally:
+            self._calling.pop()
 
     # ------------------------------------------------------------------ uses
 
