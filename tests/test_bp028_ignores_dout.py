@@ -11,6 +11,7 @@ import pytest
 from bprop_lsp.checker import analyze
 from bprop_lsp.engine import Severity
 from bprop_lsp.rules import RULES_BY_CODE
+from bprop_lsp.engine.text import apply_edits
 
 PROBES = Path(__file__).parent / "fixtures" / "mindspore_probes"
 LABELS = json.loads((PROBES / "labels.json").read_text(encoding="utf-8"))
@@ -171,3 +172,134 @@ def test_quiet_when_defaulted_construct_inputs_leave_dout_position_open():
     assert bp028(code) == []
     assert len(bp028(code.replace("def bprop(self, x, out, dout)", "def bprop(self, x, y, out, dout)")
                      .replace("return (out,)", "return out, out"))) == 1
+
+
+# ------------------------------------------------------------------ MindSpore's own gradient tests (issue 22)
+# Fixtures in our own words reproducing the deliberate patterns of tests/st/gradient/test_custom_cell_bprop.py,
+# tests/ut/python/optimizer/test_auto_grad.py and the PYNATIVE hook tests of mindspore-ai/mindspore.
+
+PYTEST_HEAD = "import numpy as np\nimport pytest\nfrom mindspore import nn, ops, Tensor\nfrom mindspore.ops import operations as P\n"
+
+
+def fixture_cell(body: str, head: str = PYTEST_HEAD, construct: str = "return x * y") -> str:
+    return head + "class C(nn.Cell):\n    def __init__(self):\n        super().__init__()\n        self.add = P.Add()\n" \
+        f"    def construct(self, x, y):\n        {construct}\n    def bprop(self, x, y, out, dout):\n" \
+        + textwrap.indent(textwrap.dedent(body), " " * 8)
+
+
+@pytest.mark.parametrize("body", [
+    "return 5 * x, 8 * y\n",  # hand-picked constants that tell the custom bprop from autodiff
+    "return y, x\n",
+    "dx = x + x\ndy = y + y\nreturn dx, dy\n",
+    "return x * y, y + x\n",
+    "k = Tensor(np.array([5.0], np.float32))\nmul = P.Mul()\nreturn mul(x, k), y\n",
+    "dout = Tensor(np.ones([2, 2], np.float32))\nreturn dout, dout\n",  # a hook test overwriting dout
+    "return out[1][0], y\n",
+])
+def test_quiet_on_deliberate_fixtures_of_a_test_module(body):
+    assert bp028(fixture_cell(body)) == []
+    # the same bodies outside a test module are the mistakes BP028 is for (the local derivative alone, ...)
+    plain = fixture_cell(body, head=PYTEST_HEAD.replace("import pytest\n", ""))
+    assert len(bp028(plain)) == 1
+
+
+def test_quiet_in_a_test_function_without_a_test_framework_import():
+    code = ("import numpy as np\nfrom mindspore import context, nn, ops, Tensor\n\n\ndef test_x():\n"
+            "    context.set_context(mode=context.PYNATIVE_MODE)\n\n    class Net(nn.Cell):\n"
+            "        def construct(self, x):\n            return ops.relu(x)\n\n        def bprop(self, x, out, dout):\n"
+            "            return (5 * x,)\n\n    ops.GradOperation()(Net())(Tensor(np.ones(2, np.float32)))\n")
+    assert bp028(code) == []
+    assert len(bp028(code.replace("def test_x", "def run_x"))) == 1
+
+
+@pytest.mark.parametrize("body", [
+    "grads = grad_all(self.f)(x, y)\nreturn out[1][0], grads[1]\n",
+    "grads = self.grad(x, y)\nreturn grads[0] * 2, grads[1] * 2\n",
+    "g = ops.grad(self.f, grad_position=(0, 1))(x, y)\nreturn g\n",
+])
+def test_quiet_on_gradients_computed_inside_the_bprop_anywhere(body):
+    head = "from mindspore import nn, ops\ngrad_all = ops.GradOperation(get_all=True)\n"
+    assert bp028(fixture_cell(body, head=head)) == []
+
+
+def test_add_placeholders_and_inputs_handed_back():
+    head = "from mindspore import nn, ops\nfrom mindspore.ops import operations as P\n"
+    assert bp028(fixture_cell("return self.add(5, x), self.add(y, 9)\n", head=head)) == []
+    assert bp028(fixture_cell("return x, y\n", head=head)) == []
+    assert len(bp028(fixture_cell("return self.add(x, y), y\n", head=head))) == 1
+
+
+def test_torch_style_still_fires_in_a_test_module_with_a_fix_that_makes_the_chain():
+    code = fixture_cell("return grad_output * y, grad_output * x\n").replace("out, dout", "grad_output, dout")
+    (finding,) = bp028(code)
+    assert "`grad_output`, which holds the forward output" in finding.message and "did you mean" not in finding.message
+    assert finding.fix is not None and not finding.fix.is_safe
+    fixed = apply_edits(code, finding.fix.edits)
+    assert "def bprop(self, x, y, out, grad_output):" in fixed
+    assert bp028(fixed) == [] and not [f for f in analyze(fixed).findings if f.code == "BP001"]
+
+
+def test_the_hint_names_dout_only_where_out_is_read_like_a_gradient():
+    sigmoid = cell("return out * (1 - out), y\n")
+    (finding,) = bp028(sigmoid)
+    assert "did you mean" not in finding.message  # a local derivative missing dout, not a mix-up of names
+    indexed = cell("return out[0], y\n")
+    assert "did you mean" not in bp028(indexed)[0].message
+    mixed_up = cell("return out * y, out * x\n")
+    assert "did you mean `dout`?" in bp028(mixed_up)[0].message
+    assert bp028(mixed_up)[0].fix is None  # names out: which is meant is for the user to say
+
+
+def test_quiet_on_a_module_level_fixture_a_test_function_uses():
+    code = ("import numpy as np\nfrom mindspore import nn, ops, Tensor\n\n\nclass OneInput(nn.Cell):\n"
+            "    def construct(self, x):\n        return ops.relu(x)\n\n    def bprop(self, x, out, dout):\n"
+            "        return (5 * x,)\n\n\ndef test_one_input():\n"
+            "    assert ops.GradOperation()(OneInput())(Tensor(np.ones(2, np.float32))) is not None\n")
+    assert bp028(code) == []
+    assert len(bp028(code.replace("def test_one_input", "def one_input"))) == 1
+
+
+@pytest.mark.parametrize("old,new", [
+    ("def test_one_input", "def one_input"),  # the statement naming the class is no test any more
+    ("import numpy as np\n", "import numpy as np\nimport pytest\n"),  # a test framework imported
+    ("    assert ops", "    assert OneInput and ops"),
+])
+def test_session_findings_follow_the_test_context(old, new):
+    from bprop_lsp.checker import DocumentSession
+
+    code = ("import numpy as np\nfrom mindspore import nn, ops, Tensor\n\n\nclass OneInput(nn.Cell):\n"
+            "    def construct(self, x):\n        return ops.relu(x)\n\n    def bprop(self, x, out, dout):\n"
+            "        return (5 * x,)\n\n\ndef test_one_input():\n"
+            "    assert ops.GradOperation()(OneInput())(Tensor(np.ones(2, np.float32))) is not None\n")
+    describe = lambda a: [(f.code, f.span, f.message, f.severity) for f in a.findings]  # noqa: E731
+    with DocumentSession("bp028") as session:
+        text = code.replace("def test_one_input", "def one_input") if old.startswith("import") else code
+        for step in (text, text.replace(old, new), text):
+            assert describe(session.analyse(step)) == describe(analyze(step, verify_fixes=False))
+
+
+def test_torch_style_one_short_gets_the_chain_fix_beside_bp001s():
+    """``bprop(self, x, top_grad)``: BP001 appends dout (top_grad then holds the forward output); BP028 offers,
+    beside it, an unsafe fix inserting out before top_grad, and either way the chain ends up made."""
+    code = ("from mindspore import nn, ops\nclass Sin(nn.Cell):\n    def construct(self, x):\n        return ops.sin(x)\n"
+            "    def bprop(self, x, top_grad):\n        return (top_grad * ops.cos(x),)\n")
+    findings = {f.code: f for f in analyze(code).findings}
+    assert set(findings) == {"BP001", "BP028"}
+    assert findings["BP001"].span == findings["BP028"].span
+    chain = findings["BP028"].fix
+    assert chain is not None and not chain.is_safe
+    fixed = apply_edits(code, chain.edits)
+    assert "def bprop(self, x, out, top_grad):" in fixed and analyze(fixed).findings == []
+    appended = apply_edits(code, findings["BP001"].fix.edits)
+    assert "def bprop(self, x, top_grad, dout):" in appended
+    (after,) = analyze(appended).findings  # BP001's way: BP028 then says what is still wrong, with the chain fix
+    assert after.code == "BP028" and "`top_grad`, which holds the forward output" in after.message
+    assert "def bprop(self, x, out, top_grad):" in apply_edits(appended, after.fix.edits)
+
+
+@pytest.mark.parametrize("signature", ["bprop(self, x, out)", "bprop(self, x, grad_output)", "bprop(self, x, fwd)"])
+def test_one_short_left_to_bp001_when_its_fix_is_right(signature):
+    body = "return (grad_output * ops.cos(x),)" if "grad_output" in signature else "return (ops.cos(x),)"
+    code = ("from mindspore import nn, ops\nclass Sin(nn.Cell):\n    def construct(self, x):\n        return ops.sin(x)\n"
+            f"    def {signature}:\n        {body}\n")
+    assert {f.code for f in analyze(code).findings} == {"BP001"}

@@ -14,7 +14,8 @@ from dataclasses import dataclass, field, replace
 from typing import Sequence
 
 from .context import Context, Signature
-from .model import Finding, Position, Rule, Severity, Span
+from .modes import ModeModel, Modes, exactly
+from .model import Finding, Position, Related, Rule, Severity, Span
 from .parsing import POSITIONAL, ParsedDocument, parse_text, syntax_errors
 from .program import Program
 from .settings import Settings
@@ -186,7 +187,9 @@ def _analyze_module(module, text: str, settings: Settings, with_syntax_errors: b
             codes = noqa.get(noqa_line)
             if codes is not None and (not codes or rule.code in codes):
                 continue
-            severity, message = _severity(fails_in, _evidence_at(ctx, settings, draft.span, evidence), draft.message)
+            # (Only a finding MindSpore raises in one mode needs to know where its cell runs.)
+            where = _evidence_at(ctx, settings, draft.span, evidence) if len(fails_in) == 1 else None
+            severity, message = _severity(fails_in, where, draft.message)
             findings.append(
                 Finding(
                     code=rule.code,
@@ -200,6 +203,7 @@ def _analyze_module(module, text: str, settings: Settings, with_syntax_errors: b
                     noqa_line=noqa_line,
                 )
             )
+    findings = _one_per_mistake(findings, enabled)
     findings.sort(key=Finding.sort_key)
     errors = None
     if with_syntax_errors:
@@ -210,6 +214,41 @@ def _analyze_module(module, text: str, settings: Settings, with_syntax_errors: b
     if own:
         doc.last_tables = program.tables()
     return analysis
+
+
+_SEVERITY_RANK = {Severity.ERROR: 2, Severity.WARNING: 1, Severity.INFO: 0}
+
+
+def _one_per_mistake(findings: list[Finding], rules: Sequence[Rule]) -> list[Finding]:
+    """One finding per mistake: where rules that declare the same mistake (``same_mistake``) both report on one
+    ``def``, the finding of the highest severity stays (at equal severity, the one MindSpore raises for) and the
+    others become its related notes."""
+    declared = {rule.code: frozenset(getattr(rule, "same_mistake", ())) for rule in rules}
+    if not any(declared.values()):
+        return findings
+    by_def: dict = {}
+    for f in findings:
+        if declared.get(f.code) and f.noqa_line is not None:
+            by_def.setdefault(f.noqa_line, []).append(f)
+    dropped: set[int] = set()
+    replaced: dict[int, Finding] = {}
+    for group in by_def.values():
+        if len(group) < 2:
+            continue
+        group = sorted(group, key=lambda f: (-_SEVERITY_RANK[f.severity], "[fails in" not in f.message, f.code))
+        primary = group[0]
+        absorbed = [f for f in group[1:] if f.code in declared[primary.code]]
+        if not absorbed:
+            continue
+        notes = list(primary.related)
+        for f in absorbed:
+            dropped.add(id(f))
+            notes.append(Related(f.span, f"also {f.code} ({f.name}): {f.message}"))
+            notes.extend(f.related)
+        replaced[id(primary)] = replace(primary, related=tuple(notes))
+    if not dropped:
+        return findings
+    return [replaced.get(id(f), f) for f in findings if id(f) not in dropped]
 
 
 def _memoised_drafts(ctx: Context, doc: ParsedDocument | None, settings: Settings, rules: list) -> dict | None:
@@ -262,44 +301,37 @@ def _syntax_errors(module, doc: ParsedDocument | None = None, text: str | None =
         return []
 
 
-def _mode_evidence(ctx: Context, settings: Settings) -> frozenset | None:
-    """The modes the file is known to run in (None: unknown, 'auto' with no hint)."""
+def _mode_evidence(ctx: Context, settings: Settings) -> Modes | None:
+    """The modes every finding of the file is judged by when the settings name one (else None: per finding)."""
     if settings.mode in ("graph", "pynative"):
-        return frozenset({settings.mode})
-    modes = set()
-    hint = ctx.mode_hint
-    if hint:
-        modes.add(hint)
-    return frozenset(modes) or None
+        return exactly(settings.mode)
+    return None
 
 
-def _evidence_at(ctx: Context, settings: Settings, span, file_evidence: frozenset | None) -> frozenset | None:
-    """The modes a finding's cell runs in. The mode in effect is the one where the network runs: a
-    ``set_context`` inside the function that uses the cell beats the module's (bprop-rules.md, further
-    behaviours 30); a gradient taken inside a ``@jit`` function that reaches the cell follows GRAPH's rules (31).
-    When functions of the file set different modes, only those that use the cell count."""
+def _evidence_at(ctx: Context, settings: Settings, span, file_evidence: Modes | None) -> Modes | None:
+    """The modes a finding's cell runs in (None: the file does not tell). The mode in effect is the one where the
+    network runs, read along the file's code paths (engine/modes.py; bprop-rules.md, further behaviours 30, 31,
+    43): a ``set_context`` inside the function that uses the cell beats the module's, a test function's own
+    ``class Net`` is governed by that function's mode, and a gradient taken inside a ``@jit`` function that
+    reaches the cell follows GRAPH's rules."""
     if settings.mode in ("graph", "pynative"):
         return file_evidence
-    scoped = ctx.__dict__.get("_mode_scopes")
-    if scoped is None:
-        scoped = ctx.__dict__["_mode_scopes"] = ctx.program.mode_settings()
-    in_functions = [(fn, mode) for fn, mode in scoped if fn is not None]
-    jit_functions = _jit_gradient_functions(ctx)
-    if len({mode for _, mode in in_functions}) < 2 and not jit_functions:
-        return file_evidence
-    p = ctx.program
-    leaf = p.module.get_leaf_for_position((span.start.line + 1, span.start.column))
-    cls = leaf.search_ancestor("classdef") if leaf is not None else None
-    if cls is None:
-        return file_evidence
-    name = cls.name.value
-    modes: set = set(file_evidence or ())
-    if len({mode for _, mode in in_functions}) >= 2:
-        module_modes = {mode for fn, mode in scoped if fn is None}
-        modes = {mode for fn, mode in in_functions if name in fn.get_code()} or module_modes
-    if any(_reaches(ctx, fn, name) for fn in jit_functions):
-        modes.add("graph")
-    return frozenset(modes) or None
+    model = ctx.__dict__.get("_mode_model", False)
+    if model is False:
+        model = None
+        p = ctx.program
+        jit = _jit_gradient_functions(ctx)
+        if jit or p.text_contains("set_context"):
+            model = ModeModel(p, jit)
+        ctx.__dict__["_mode_model"] = model
+    if model is None:
+        return None
+    try:
+        leaf = ctx.program.module.get_leaf_for_position((span.start.line + 1, span.start.column))
+        return model.of_finding(leaf) if leaf is not None else None
+    except (Exception, RecursionError):  # noqa: BLE001 - a bug of ours here must cost the mode, not the findings
+        _log.debug("reading the mode along the code paths failed; the mode stays unknown", exc_info=True)
+        return None
 
 
 def _jit_gradient_functions(ctx: Context) -> list:
@@ -326,28 +358,6 @@ def _jit_gradient_functions(ctx: Context) -> list:
     return cached
 
 
-def _reaches(ctx: Context, fn_node, class_name: str) -> bool:
-    """Whether the function's code names the class, directly or through module-level names bound to expressions
-    that do (``net = Net()``, ``grad_fn = ms.grad(net)``), up to three steps."""
-    import re
-
-    p = ctx.program
-    code = fn_node.get_code()
-    seen: set = set()
-    frontier = [code]
-    for _ in range(3):
-        names = set()
-        for text in frontier:
-            if re.search(rf"\b{re.escape(class_name)}\b", text):
-                return True
-            names |= set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text)) - seen
-        seen |= names
-        frontier = [v.get_code() for n in names for v in p.assignments.get(n, ())]
-        if not frontier:
-            break
-    return False
-
-
 def _function_takes_gradient(fn) -> bool:
     """``_takes_gradient`` of the function's code, read once per Function (they are kept with their statement)."""
     found = fn.__dict__.get("_takes_gradient")
@@ -360,7 +370,9 @@ def _takes_gradient(code: str) -> bool:
     return any(word in code for word in ("grad", "Grad", "vjp", "jvp", "TrainOneStep"))
 
 
-def _severity(fails_in: frozenset, evidence: frozenset | None, message: str) -> tuple[Severity, str]:
+def _severity(fails_in: frozenset, evidence: Modes | None, message: str) -> tuple[Severity, str]:
+    """An error where MindSpore fails in every mode, or where the one mode it fails in is known to run the cell;
+    info where the cell is known to run only in the other mode; a warning where that is not known."""
     if not fails_in:
         return Severity.WARNING, message
     if len(fails_in) == 2:
@@ -370,9 +382,11 @@ def _severity(fails_in: frozenset, evidence: frozenset | None, message: str) -> 
     suffix = f" [fails in {label}]"
     if evidence is None:
         return Severity.WARNING, message + suffix
-    if mode in evidence:
+    if mode in evidence.known:
         return Severity.ERROR, message + suffix
-    return Severity.INFO, message + suffix
+    if None not in evidence.possible and mode not in evidence.possible:
+        return Severity.INFO, message + suffix
+    return Severity.WARNING, message + suffix
 
 
 def _noqa_lines(program: Program) -> dict[int, set[str]]:

@@ -85,6 +85,10 @@ class Rule:
     # facts changed. A rule reading anything else of the file (every class, a word search, op sites) leaves it
     # False.
     per_cell: ClassVar[bool] = False
+    # Rules whose finding on the same ``def`` reports the same mistake in other words (BP030 and BP031: a
+    # Parameter owned by a custom-bprop cell): the engine keeps one finding there, the one of the highest severity,
+    # and puts the others in its related notes.
+    same_mistake: ClassVar[tuple[str, ...]] = ()
     valid: ClassVar[tuple[Valid, ...]] = ()
     invalid: ClassVar[tuple[Invalid, ...]] = ()
 

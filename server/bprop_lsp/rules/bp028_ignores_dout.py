@@ -9,10 +9,12 @@ bprops return zeros for every input. Anything the reading cannot see (``*args``,
 from __future__ import annotations
 
 from ..engine.context import Context, Signature
-from ..engine.model import Related
-from ..engine.param_edits import is_dout_like, is_out_like
+import re
+
+from ..engine.model import Applicability, Edit, Fix, Related
+from ..engine.param_edits import fresh, is_dout_like, is_out_like, used_names
 from ..engine.program import POSITIONAL, Function, iter_scope_nodes
-from .base import NEVER, Draft, Invalid, Rule, Valid
+from .base import example, NEVER, Draft, Invalid, Rule, Valid
 from ._returns import local_assignments, returns_of
 from ._signature import def_span, view
 
@@ -48,13 +50,69 @@ class IgnoresDout(Rule):
         Valid("from mindspore import nn, ops\nclass Net(nn.Cell):\n    def construct(self, x, y):\n        return ops.matmul(x, y)\n"
               "    def bprop(self, x, y, out, dout):\n        dx = x + 1\n        dy = y + 1\n        return dx, dy\n",
               "the demonstration bprop of MindSpore's Cell-bprop tutorial (each input plus a literal) is left alone"),
+        Valid(example("""
+            import pytest
+            from mindspore import nn, ops
+
+            class OneInputBprop(nn.Cell):
+                def construct(self, x):
+                    return ops.relu(x)
+                def bprop(self, x, out, dout):
+                    return (5 * x,)
+            """), "a test's fixture: a hand-picked constant gradient that tells the custom bprop from autodiff"),
+        Valid(example("""
+            from mindspore import nn, ops, Tensor
+
+            def test_hook_changes_dout():
+                class Net(nn.Cell):
+                    def construct(self, x):
+                        return ops.relu(x)
+                    def bprop(self, x, out, dout):
+                        dout = Tensor([[1.0, 1.0], [1.0, 1.0]])
+                        return (dout,)
+                assert Net() is not None
+            """), "a cell defined in a test function whose bprop overwrites dout on purpose"),
+        Valid(example("""
+            from mindspore import nn, ops
+
+            grad_all = ops.GradOperation(get_all=True)
+
+            class Inner(nn.Cell):
+                def construct(self, x, y):
+                    return x * y
+
+            class Outer(nn.Cell):
+                def __init__(self):
+                    super().__init__()
+                    self.f = Inner()
+                def construct(self, x, y):
+                    return self.f(x, y)
+                def bprop(self, x, y, out, dout):
+                    grads = grad_all(self.f)(x, y)
+                    return grads[0] * 2, grads[1] * 2
+            """), "gradients computed by a gradient transform inside the bprop"),
+        Valid(example("""
+            from mindspore import nn, ops
+
+            class Crop(nn.Cell):
+                def construct(self, x, boxes, idx):
+                    return x[0] + boxes[0] + idx[0]
+                def bprop(self, x, boxes, idx, out, dout):
+                    return x, boxes, idx
+            """), "each input handed back as its own gradient: a stand-in, not a derivative"),
     )
     invalid = (
         Invalid(_CELL + "        return (ops.cos(x),)\n", note="the local derivative only: dout is never multiplied in"),
         Invalid(_CELL + "        return (out * ops.cos(x),)\n",
                 note="`out` used where the incoming gradient belongs (PyTorch's grad_output): the message says so"),
         Invalid(_CELL.replace("x, out, dout", "x, grad_output, out") + "        return (grad_output * ops.cos(x),)\n",
-                note="PyTorch names: by position `grad_output` is the forward output and `out` the incoming gradient"),
+                fixed=_CELL.replace("x, out, dout", "x, out, grad_output") + "        return (grad_output * ops.cos(x),)\n",
+                note="PyTorch names: by position `grad_output` is the forward output and `out` the incoming gradient; "
+                     "the (unsafe) fix makes `grad_output` the last parameter"),
+        Invalid(_CELL.replace("x, out, dout", "x, top_grad, dout") + "        return (top_grad * ops.cos(x),)\n",
+                fixed=_CELL.replace("x, out, dout", "x, out, top_grad") + "        return (top_grad * ops.cos(x),)\n",
+                note="a torch-style bprop(self, x, top_grad) after BP001's fix appended dout: the body still reads "
+                     "top_grad, which MindSpore fills with the forward output; the (unsafe) fix makes the chain"),
         Invalid("import numpy as np\nfrom mindspore import ops\n\ndef sq(x):\n    return x * x\n\n"
                 "def sq_bprop(x, out, dout):\n    return (2 * x,)\n\nop = ops.Custom(sq, out_shape=lambda s: s, "
                 "out_dtype=lambda t: t, func_type='pyfunc',\n                bprop=sq_bprop)\n",
@@ -62,8 +120,12 @@ class IgnoresDout(Rule):
     )
 
     def check(self, ctx: Context):
-        for fn, label, positional in _subjects(ctx):
-            finding = _ignored_dout(ctx, fn, label, positional)
+        for fn, label, positional, cls in _subjects(ctx):
+            finding = _ignored_dout(ctx, fn, label, positional, _in_test(ctx, cls))
+            if finding is not None:
+                yield finding
+        for site in ctx.cell_sites:
+            finding = _before_bp001(ctx, site)
             if finding is not None:
                 yield finding
 
@@ -83,7 +145,7 @@ def _subjects(ctx: Context):
         if (a, b) == ("dout", "out"):
             continue  # BP014 reports the swapped names
         seen.add(v.fn)
-        yield v.fn, f"bprop of {site.owner_label}", v.params
+        yield v.fn, f"bprop of {site.owner_label}", v.params, site.cls
     for op in ctx.custom_op_sites:
         fn = op.function
         if fn is None or op.inputs is None or fn in seen:
@@ -92,28 +154,69 @@ def _subjects(ctx: Context):
         if len(sig.positional) != op.inputs + 2:
             continue  # BP040
         seen.add(fn)
-        yield fn, f"ops.Custom bprop {fn.name}", sig.positional
+        yield fn, f"ops.Custom bprop {fn.name}", sig.positional, None
 
 
-def _ignored_dout(ctx: Context, fn: Function, label: str, positional) -> Draft | None:
+def _before_bp001(ctx: Context, site) -> Draft | None:
+    """A torch-style ``bprop(self, x, top_grad)``, one parameter short (BP001): BP001's fix appends ``dout`` after
+    ``top_grad``, which MindSpore then fills with the forward output while the body reads it as the gradient.
+    Beside BP001's fix, an (unsafe) one that makes the gradient chain: ``out`` inserted before ``top_grad``."""
+    v = view(ctx, site)
+    if v is None or v.input_range is None or not v.has_self or v.input_range[0] != v.input_range[1]:
+        return None
+    if v.kind in ("staticmethod", "classmethod") or v.opaque_decorator or v.unwrapped_decorator:
+        return None
+    fn = v.fn
+    if fn.node.type != "funcdef" or v.count != v.input_range[1] + 1 or v.count < 2:
+        return None
+    if any(q.kind in ("vararg", "varkw", "kwonly") for q in fn.params):
+        return None
+    last = v.params[-1]
+    if is_dout_like(last.name) or is_out_like(last.name):
+        return None  # BP001 inserts out before a gradient's name itself; an out's name gets dout after it
+    info = returns_of(fn)
+    if info is None or not info.returns or not _returns_depend_on(fn, last.name, info):
+        return None
+    if _dout_state(fn, last.name)[0] != "read" or _is_stub(fn) or _uses_introspection(fn.body):
+        return None
+    fix = None
+    if ctx.want_fixes:
+        from ..engine.param_edits import insert_after
+
+        taken = used_names(fn, ctx.program)
+        edits = insert_after(fn, v.params[-2], [fresh("out", taken)], ctx.program.index)
+        if edits:
+            fix = Fix(f"Make `{last.name}` the incoming gradient: insert `out` before it", tuple(edits),
+                      Applicability.UNSAFE)
+    message = (f"bprop of {site.owner_label} reads `{last.name}` like an incoming gradient (PyTorch's grad_output), "
+               f"but it stands where MindSpore passes the forward output once `dout` is appended (BP001's fix): if "
+               f"`{last.name}` is meant as the gradient, insert `out` before it instead")
+    related = (Related(ctx.program.span(last.node.name), f"`{last.name}`: read as the gradient"),)
+    return Draft(def_span(ctx, fn), message, fails_in=NEVER, fix=fix, related=related, noqa_line=fn.def_line)
+
+
+def _ignored_dout(ctx: Context, fn: Function, label: str, positional, in_test: bool) -> Draft | None:
     if any(p.kind in ("vararg", "varkw") for p in fn.params):
         return None
     dout = positional[-1]
     # What follows the label is read from the function alone: kept with its statement, by parameter names.
     # (The message may name a line: a positional fact, dropped when lines are inserted above the statement.)
     memo = ctx.program.node_fact(fn.node, POSITIONAL + "ignored_dout", lambda node: {})
-    key = tuple(p.name for p in positional)
+    key = (tuple(p.name for p in positional), in_test)
     if key not in memo:
-        memo[key] = _never_reads(fn, positional)
-    rest = memo[key]
-    if rest is None:
+        memo[key] = _never_reads(fn, positional, in_test)
+    found = memo[key]
+    if found is None:
         return None
+    rest, torch_style = found
     related = (Related(ctx.program.span(dout.node.name), "the incoming gradient (dout), never read"),)
-    return Draft(def_span(ctx, fn), label + rest, fails_in=NEVER, related=related, noqa_line=fn.def_line)
+    fix = _chain_fix(ctx, fn, positional) if torch_style and ctx.want_fixes else None
+    return Draft(def_span(ctx, fn), label + rest, fails_in=NEVER, fix=fix, related=related, noqa_line=fn.def_line)
 
 
-def _never_reads(fn: Function, positional) -> str | None:
-    """The message after the label when the bprop never reads dout (and its gradients are no stand-ins)."""
+def _never_reads(fn: Function, positional, in_test: bool = False) -> tuple[str, bool] | None:
+    """(the message after the label, whether the body reads the parameter before dout as the incoming gradient)
+    when the bprop never reads dout and its gradients are no stand-ins."""
     dout, out = positional[-1], positional[-2]
     body = fn.body
     if _is_stub(fn) or _uses_introspection(body):
@@ -130,6 +233,14 @@ def _never_reads(fn: Function, positional) -> str | None:
     inputs = [p.name for p in positional[:-2]]
     if all(_is_placeholder(r.shape, assignments, inputs) for r in info.returns):
         return None  # MindSpore's tutorial bprop (dx = x + 1, dy = y + 1) only shows that the custom bprop runs
+    if _takes_gradient_itself(fn):
+        return None  # gradients computed by a gradient transform inside the bprop (MindSpore's nested-grad tests)
+    reads_out = rebinding is None and _returns_depend_on(fn, out.name, info)
+    # A bprop written for PyTorch: the parameter before dout, read as the gradient, is named for something else
+    # than the forward output (grad_output, g, top_grad: BP001's fix appends dout after such a last parameter).
+    torch_style = reads_out and not is_out_like(out.name)
+    if in_test and not torch_style:
+        return None  # a test's fixture: constant or hand-picked gradients, a hook overwriting dout, out[1]
     what = f"`{dout.name}`" if dout.name == "dout" else f"`{dout.name}` (its last parameter: dout, the incoming gradient)"
     message = f" never reads {what}: its gradients do not depend on the downstream loss (chain rule)"
     if rebinding is not None:
@@ -138,10 +249,116 @@ def _never_reads(fn: Function, positional) -> str | None:
     if swapped:
         message += (f"; MindSpore passes (inputs..., out, dout) by position, so `{out.name}` holds the forward output "
                     f"and `{dout.name}` the incoming gradient")
-    elif rebinding is None and _returns_depend_on(fn, out.name, info):
+    elif torch_style:
+        message += (f"; it reads `{out.name}`, which holds the forward output (MindSpore passes (inputs..., out, dout) "
+                    f"by position): if `{out.name}` is meant as the incoming gradient (PyTorch's grad_output), it must "
+                    f"be the last parameter")
+    elif reads_out and _out_read_as_gradient(fn, out.name, info, assignments):
         message += (f"; it reads `{out.name}` (the forward output) — did you mean `{dout.name}`? In MindSpore `out` is "
                     f"the forward result and `dout` the incoming gradient (PyTorch's grad_output)")
-    return message
+    return message, torch_style or swapped
+
+
+def _chain_fix(ctx: Context, fn: Function, positional) -> Fix | None:
+    """Rename the last two parameters so that the one the body reads as the gradient receives dout: ``(..., g,
+    dout)`` -> ``(..., out, g)`` (unsafe: it changes what the body computes)."""
+    if fn.node.type not in ("funcdef", "lambdef"):
+        return None
+    before, last = positional[-2], positional[-1]
+    taken = set(used_names(fn)) - {before.name, last.name}
+    out_name = fresh("out", taken)
+    if out_name == before.name:
+        return None
+    p = ctx.program
+    edits = (Edit(p.span(before.node.name), out_name), Edit(p.span(last.node.name), before.name))
+    return Fix(f"Make `{before.name}` the incoming gradient: rename the parameters to ({out_name}, {before.name})",
+               edits, Applicability.UNSAFE)
+
+
+# Calls of a gradient transform inside the bprop: ``grad_all(self.f)(x, y)``, ``self.grad(x)``, ``ms.grad(f)``.
+_GRADIENT_CALL = re.compile(r"(?:^|_)grads?(?:_|$)|Grad|^(?:vjp|jvp|value_and_grad)$")
+
+
+def _takes_gradient_itself(fn: Function) -> bool:
+    """Whether the bprop calls a gradient transform (its gradients come from MindSpore's autodiff of another
+    function or cell: externally computed, not a local derivative missing dout)."""
+    for n in iter_scope_nodes(fn.body):
+        if n.type not in ("power", "atom_expr"):
+            continue
+        for i, t in enumerate(n.children[1:], start=1):
+            if t.type == "trailer" and t.children[0] == "(":
+                callee = n.children[i - 1]
+                name = callee.children[1].value if callee.type == "trailer" and callee.children[0] == "." else (
+                    callee.value if callee.type == "name" else "")
+                if name and "stop_gradient" not in name and _GRADIENT_CALL.search(name):
+                    return True
+                break
+    return False
+
+
+def _out_read_as_gradient(fn: Function, name: str, info, assignments) -> bool:
+    """Whether ``out`` is read the way an incoming gradient is, so that "did you mean dout?" is the likely fix:
+    as a whole value (not ``out[1]``, ``out.shape``), once in each gradient that reads it (``out * (1 - out)`` is
+    a local derivative missing dout, not a mix-up of the names)."""
+    for leaf in _name_leaves(fn.body, name):
+        nxt = leaf.get_next_sibling()
+        if nxt is not None and nxt.type == "trailer":
+            return False
+    for r in info.returns:
+        items = r.shape.items if r.shape.kind in ("tuple", "list") else (
+            [r.shape.node] if r.shape.node is not None else [])
+        for item in items:
+            node = _resolve(item, assignments)
+            if sum(1 for _ in _name_leaves(node, name)) > 1:
+                return False
+    return True
+
+
+def _name_leaves(node, name: str):
+    if node.type == "name":
+        if node.value == name:
+            yield node
+        return
+    for n in iter_scope_nodes(node):
+        if n.type == "name" and n.value == name:
+            prev = n.get_previous_sibling()
+            if not (n.parent is not None and n.parent.type == "trailer" and prev == "."):
+                yield n
+
+
+# Imports that make a file a test module: its custom-bprop cells are fixtures whose gradients are picked by hand.
+_TEST_IMPORTS = ("pytest", "unittest", "tests.", "mark_utils")
+
+
+def _in_test(ctx: Context, cls) -> bool:
+    """Whether the Cell is a test's fixture: the file imports a test framework, or the class is defined in or used
+    by a test function or test class (MindSpore's own gradient tests). (All of it is in what the rule memo keys a
+    Cell by: the imports whole, the top-level statement the class stands in, the statements naming it.)"""
+    p = ctx.program
+    if any(full == t or full.startswith(t + ".") or (t.endswith(".") and full.startswith(t)) or t in full.split(".")
+           for full in p.imports.values() for t in _TEST_IMPORTS):
+        return True
+    node = getattr(cls, "node", None)
+    if node is None or node.type != "classdef":
+        return False
+    n = node.parent
+    while n is not None:
+        if n.type == "funcdef" and n.name.value.startswith("test"):
+            return True
+        n = n.parent
+    module = p.module
+    for offset in p.word_offsets(cls.name):
+        pos = p.index.position(offset)
+        leaf = module.get_leaf_for_position((pos.line + 1, pos.column + 1))
+        top = leaf
+        while top is not None and top.parent is not None and top.parent.type != "file_input":
+            top = top.parent
+        if top is not None and top.type == "decorated":
+            top = top.children[-1]
+        if top is not None and top.type in ("funcdef", "classdef") and top is not node and (
+                top.name.value.startswith("test") or top.type == "classdef" and top.name.value.startswith("Test")):
+            return True
+    return False
 
 
 # ------------------------------------------------------------------ reading dout
@@ -287,6 +504,10 @@ def _is_placeholder(shape, assignments, inputs) -> bool:
         return False
     for item, name in zip(shape.items, inputs):
         node = _resolve(item, assignments)
+        if node.type == "name" and node.value == name and len(inputs) > 1:
+            continue  # the input itself as its own gradient (MindSpore's fixtures: ``return x, boxes, box_indices``)
+        if _is_add_call(node, name):
+            continue  # ``self.add(5, x)``, ``P.Add()(y, 9)``: the placeholder through an Add primitive
         if node.type != "arith_expr" or len(node.children) != 3 or node.children[1] not in ("+", "-"):
             return False
         left, right = node.children[0], node.children[2]
@@ -294,6 +515,29 @@ def _is_placeholder(shape, assignments, inputs) -> bool:
                 or (node.children[1] == "+" and right.type == "name" and right.value == name and left.type == "number")):
             return False
     return True
+
+
+def _is_add_call(node, name: str) -> bool:
+    """``<...>add(a, b)`` / ``<...>Add()(a, b)`` with one argument the input ``name`` and the other a number."""
+    if node.type not in ("power", "atom_expr") or len(node.children) < 2:
+        return False
+    trailer = node.children[-1]
+    if trailer.type != "trailer" or trailer.children[0] != "(" or len(trailer.children) != 3:
+        return False
+    head = node.children[-2].get_code().strip().rsplit(".", 1)[-1]
+    if head not in ("add", "Add", "Add()", ")") and not head.endswith("add"):
+        return False
+    if head == ")" and not node.get_code().replace(" ", "").split("(")[0].endswith("Add"):
+        return False
+    args = trailer.children[1]
+    if args.type != "arglist":
+        return False
+    items = [c for c in args.children if c != ","]
+    if len(items) != 2:
+        return False
+    kinds = sorted("input" if c.type == "name" and c.value == name else "number" if c.type == "number" else "other"
+                   for c in items)
+    return kinds == ["input", "number"]
 
 
 def _resolve(node, assignments):

@@ -16,6 +16,7 @@ class ParameterGradsZero(Rule):
     # Not per Cell: whether a Parameter is trainable also depends on ``net.w.requires_grad = False`` statements at
     # module level, which name no class (a per-Cell key would not see them change).
     per_cell = False
+    same_mistake = ("BP030",)  # a Parameter owned by a custom-bprop cell: one finding at the def
     name = "bprop-parameter-grads-zero"
     summary = ("A cell with a custom bprop gets zero gradients for the Parameters it uses in construct, and a "
                "returned {name: grad} dict is not honoured: keep Parameters outside the bprop cell and pass them in.")
