@@ -211,7 +211,7 @@ class Context:
         (every binding looked at a def: no name resolved through the program)."""
         p = self.program
         bprop = p.lookup(cls, "bprop")
-        modes = _BOTH_MODES
+        modes = _GRAPH_ONLY if bprop is not None and bprop.graph_only else _BOTH_MODES
         if bprop is None:
             bprop = self._instance_bound_bprop(cls)
             if bprop is None:
@@ -242,6 +242,8 @@ class Context:
     def _may_be_cell_site(self, cls: ClassInfo) -> bool:
         """A Cell some class of whose MRO says bprop (else it has neither a bprop member nor ``self.bprop = ...``)."""
         p = self.program
+        if p.has_late_sources and any(not isinstance(k, str) and p.attached.touches(k) for k in p.mro(cls)):
+            return p.is_cell(cls)  # a bprop bound after the class statement (``attached.py``)
         if not cls.mentions("bprop") and (
                 # every base outside the file (dotted, imported, or no name): no class of the file in its MRO
                 # (most classes of a model file; their MRO is then not even built)
