@@ -223,7 +223,8 @@ class Context:
             return False, True  # MindSpore's custom_vjp cells: `bprop(self, *args)` is special-cased by that flag
         from_defs = _bound_to_def(bprop)
         resolved = self.resolve_member(bprop)
-        if resolved is None and bprop.value is not None and bprop.function is None and _is_none(bprop.value) is False:
+        if resolved is None and bprop.value is not None and bprop.function is None and _is_none(bprop.value) is False \
+                and not self._is_partial(bprop.value):
             return False, from_defs  # bound to something we cannot resolve: unknown, never guessed
         construct_member = p.lookup(cls, "construct")
         construct = None
@@ -238,6 +239,12 @@ class Context:
             sig = Signature(construct, skip_self=True)
             counted = sig.vararg is not None or len(sig.required_positional) != len(sig.positional)
         return (bprop, modes, resolved, construct, external, counted), from_defs
+
+    def _is_partial(self, value) -> bool:
+        """``functools.partial(...)`` / ``partialmethod(...)``: no function MindSpore can read (BP012 speaks)."""
+        call = call_of(value) if value.type in ("power", "atom_expr") else None
+        return call is not None and bool(call[0]) and self.program.resolve_dotted(call[0]) in (
+            "functools.partial", "functools.partialmethod")
 
     def _may_be_cell_site(self, cls: ClassInfo) -> bool:
         """A Cell some class of whose MRO says bprop (else it has neither a bprop member nor ``self.bprop = ...``)."""

@@ -152,6 +152,22 @@ def arity_applies(v: SignatureView) -> bool:
     return True
 
 
+def counted_vararg(v: SignatureView):
+    """The ``*rest`` after a full positional list (``bprop(self, x, out, dout, *_)``): GRAPH counts it as one more
+    parameter and fails with BP002's message, PYNATIVE passes it nothing (bprop-rules.md, further behaviours 36).
+    None for any other signature."""
+    if v.opaque_decorator or v.unwrapped_decorator or v.kind != "method" or not v.has_self:
+        return None
+    if v.input_range is None or v.input_range[0] != v.input_range[1]:
+        return None
+    stars = [q for q in v.fn.params if q.kind in ("vararg", "varkw")]
+    if len(stars) != 1 or stars[0].kind != "vararg" or any(q.kind == "kwonly" for q in v.fn.params):
+        return None
+    if v.count != v.input_range[1] + 2 or any(q.has_default for q in v.params):
+        return None
+    return stars[0]
+
+
 def counts(v: SignatureView) -> tuple[int, int]:
     """(positional parameters PYNATIVE fills after binding the cell, positional parameters GRAPH fills): GRAPH
     skips a first parameter only if it is literally named ``self``; PYNATIVE binds the cell to the first

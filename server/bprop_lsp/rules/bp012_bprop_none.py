@@ -28,6 +28,15 @@ class BpropNone(Rule):
                 continue
             if member is None or member.value is None or member.function is not None:
                 continue
+            partial = _partial_call(p, member.value)
+            if partial is not None:
+                stmt = member.node
+                yield Draft(p.span(stmt.children[0] if stmt.type == "expr_stmt" else member.value),
+                            f"bprop of {cls.name} is a {partial} object: GRAPH_MODE silently ignores it (automatic "
+                            f"differentiation), PYNATIVE_MODE fails calling it (no __code__); bind a def with the "
+                            f"parameters spelled out instead",
+                            fails_in=frozenset({PYNATIVE}), noqa_line=stmt.start_pos[0] - 1)
+                continue
             if not (member.value.type == "keyword" and member.value.value == "None") or not p.is_cell(cls):
                 continue
             stmt = member.node
@@ -40,3 +49,16 @@ class BpropNone(Rule):
                         f"`bprop = None` in {cls.name} does not remove a custom bprop: PYNATIVE_MODE tries to call it "
                         f"and fails; move the bprop to a subclass that needs it instead",
                         fails_in=frozenset({PYNATIVE}), related=related, noqa_line=stmt.start_pos[0] - 1)
+
+
+def _partial_call(p, value) -> str | None:
+    """``functools.partial(...)`` / ``functools.partialmethod(...)`` (bprop-rules.md, items 35 and further 6)."""
+    from ..engine.program import call_of
+
+    call = call_of(value) if value.type in ("power", "atom_expr") else None
+    if call is None or not call[0]:
+        return None
+    qualname = p.resolve_dotted(call[0])
+    if qualname in ("functools.partial", "functools.partialmethod"):
+        return qualname
+    return None
