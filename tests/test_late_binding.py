@@ -177,7 +177,26 @@ Net.bprop = bad
     assert before == ["BP001"]
     (finding,) = [f for f in after.findings if f.code == "BP001"]
     assert "GRAPH_MODE" in finding.message
+    assert "BP011" in {f.code for f in after.findings}  # the two modes compute different gradients
     assert _same(session, text) == ["BP001"]
+
+
+def test_a_correct_bprop_patched_after_an_instance_is_a_divergence_at_its_def():
+    text = HEAD + FORMS["attribute"][0].replace("Net.bprop = bad", "net = Net()\nNet.bprop = good")
+    (finding,) = analyze(text).findings
+    assert finding.code == "BP011"
+    assert text.splitlines()[finding.span.start.line].startswith("def good(")
+    assert text.splitlines()[finding.related[0].span.start.line] == "Net.bprop = good"
+    assert analyze(text.replace("net = Net()\n", "")).findings == []
+
+
+def test_no_bprop_skeleton_is_offered_for_a_class_given_one_after_its_statement():
+    from bprop_lsp.engine.skeletons import plan_skeletons
+
+    body = FORMS["attribute"][0]
+    assert [sk.owner for sk in plan_skeletons(HEAD + body.replace("Net.bprop = bad", "")).skeletons] == ["Net"]
+    for tail in ("Net.bprop = good", "setattr(Net, NAME, good)"):
+        assert plan_skeletons(HEAD + body.replace("Net.bprop = bad", tail)).skeletons == []
 
 
 @pytest.mark.parametrize("form", sorted(FORMS))

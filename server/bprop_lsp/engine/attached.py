@@ -43,7 +43,6 @@ class Attached:
     members: dict = field(default_factory=dict)  # id(class) -> {attribute: Member}
     opaque: set = field(default_factory=set)  # ids of classes whose tracked attributes are bound unreadably
     everywhere_opaque: bool = False  # a tracked attribute bound on classes that cannot be told
-    classes: dict = field(default_factory=dict)  # id(class) -> class (held, so that the ids stay theirs)
 
     def member(self, cls: ClassInfo, name: str):
         """The Member bound on ``cls`` itself, None when none is, ``False`` when unknown."""
@@ -54,15 +53,7 @@ class Attached:
     def touches(self, cls: ClassInfo) -> bool:
         return self.everywhere_opaque or id(cls) in self.opaque or id(cls) in self.members
 
-    @property
-    def signature(self) -> tuple:
-        """What a lookup read from these bindings, by identity (``Program._carried_class_caches`` compares it)."""
-        return (self.everywhere_opaque, tuple(sorted(self.opaque)), tuple(sorted(
-            (key, name, id(m.node), id(m.value), id(m.function.node) if m.function is not None else 0, m.graph_only)
-            for key, names in self.members.items() for name, m in names.items())))
-
     def _bind(self, cls: ClassInfo, name: str, member: Member | None, *, replace: bool = False) -> None:
-        self.classes[id(cls)] = cls
         if member is None:
             self.opaque.add(id(cls))
             return
@@ -71,31 +62,48 @@ class Attached:
             self.opaque.add(id(cls))  # bound twice: which one the gradient sees depends on the flow
         names[name] = member
 
+    def _then(self, later: "Attached", *, ordered: bool) -> None:
+        """``later``'s bindings made after these (``ordered``: they replace them; else which one the gradient sees
+        depends on the flow, and a name bound by both is unknown)."""
+        self.everywhere_opaque = self.everywhere_opaque or later.everywhere_opaque
+        self.opaque |= later.opaque
+        for key, names in later.members.items():
+            mine = self.members.setdefault(key, {})
+            if not ordered and not mine.keys().isdisjoint(names):
+                self.opaque.add(key)
+            mine.update(names)
+
 
 def attached_bindings(program) -> Attached:
-    """Every late binding of ``program``'s classes (see the module docstring)."""
+    """Every late binding of ``program``'s classes (see the module docstring), in the order Python makes them: a
+    metaclass's ``__new__`` (on the namespace) and ``__init__``, ``__init_subclass__``, the class decorators
+    (innermost first), then the module's statements after the class; ``type(self)`` in ``__init__`` runs whenever an
+    instance is built, in no order with the module's statements."""
     found = Attached()
     if not program.has_late_sources:
         return found
-    module_statements = program.module.children
-    for index, top in enumerate(module_statements):
+    for cls in program.classes:
+        _metaclass(program, found, cls)
+        _init_subclass(program, found, cls)
+        _decorated(program, found, cls)
+    module = Attached()
+    for index, top in enumerate(program.module.children):
         if top.type in ("classdef", "funcdef", "decorated", "async_stmt", "async_funcdef"):
             continue
-        if top.type in ("simple_stmt", "for_stmt", "if_stmt", "while_stmt", "try_stmt", "with_stmt"):
-            if not _mentions_any(top):
-                continue
-            if top.type == "simple_stmt":
-                _module_simple(program, found, top, {}, index)
-            elif top.type == "for_stmt":
-                _module_for(program, found, top, index)
-            else:
-                _opaque_in(program, found, top, {})
-    _nested_bindings(program, found)
+        if not _mentions_any(top):
+            continue
+        if top.type == "simple_stmt":
+            _module_simple(program, module, top, {}, index)
+        elif top.type == "for_stmt":
+            _module_for(program, module, top, index)
+        else:
+            _opaque_in(program, module, top, {})
+    _nested_bindings(program, module)
+    found._then(module, ordered=True)
+    at_init = Attached()
     for cls in program.classes:
-        _decorated(program, found, cls)
-        _init_subclass(program, found, cls)
-        _metaclass(program, found, cls)
-        _init_type_self(program, found, cls)
+        _init_type_self(program, at_init, cls)
+    found._then(at_init, ordered=False)
     return found
 
 

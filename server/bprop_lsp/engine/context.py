@@ -249,7 +249,7 @@ class Context:
     def _may_be_cell_site(self, cls: ClassInfo) -> bool:
         """A Cell some class of whose MRO says bprop (else it has neither a bprop member nor ``self.bprop = ...``)."""
         p = self.program
-        if p.has_late_sources and any(not isinstance(k, str) and p.attached.touches(k) for k in p.mro(cls)):
+        if p.bound_late(cls):
             return p.is_cell(cls)  # a bprop bound after the class statement (``attached.py``)
         if not cls.mentions("bprop") and (
                 # every base outside the file (dotted, imported, or no name): no class of the file in its MRO

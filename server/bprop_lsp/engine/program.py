@@ -1438,6 +1438,12 @@ class Program:
             found = found or source
         return found
 
+    def bound_late(self, cls: ClassInfo) -> bool:
+        """Whether something binds a tracked attribute (``bprop``, ``construct``) on a class of ``cls``'s MRO after
+        its class statement, readably or not (``attached.py``)."""
+        return self.has_late_sources and any(not isinstance(k, str) and self.attached.touches(k)
+                                             for k in self.mro(cls))
+
     @cached_property
     def attached(self):
         """What the file binds on its classes after their ``class`` statements (``attached.py``)."""
