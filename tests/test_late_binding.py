@@ -246,3 +246,33 @@ def test_the_partial_parse_keeps_every_statement_a_late_binding_reads(form):
     used = [same_findings(text, Settings()) for text in (HEAD + body + padding,
                                                          HEAD + body.replace(broken, fixed) + padding)]
     assert used[0] or form == "type_self"  # (for that text the partial parse stands aside: parsed in full)
+
+
+def _probe(name: str) -> str:
+    from pathlib import Path
+
+    return (Path(__file__).parent / "fixtures" / "probes" / "cases" / name).read_text(encoding="utf-8")
+
+
+def test_graph_counts_a_star_parameter_after_dout_and_a_defaulted_custom_bprop_parameter():
+    star = analyze(_probe("p22_16_star_underscore_after_dout.py")).findings
+    assert [(f.code, "GRAPH_MODE" in f.message) for f in star] == [("BP002", True)]
+    assert [e.new_text for e in star[0].fix.edits] == [""]  # only `*_` (and its comma) removed
+    custom = analyze(_probe("p22_17_custom_bprop_defaulted_extra.py")).findings
+    assert [(f.code, "GRAPH_MODE" in f.message) for f in custom] == [("BP040", True)]
+
+
+def test_a_wraps_adapter_fails_in_graph_only():
+    (finding,) = analyze(_probe("p22_13_functools_wraps_torch_style.py")).findings
+    assert finding.code == "BP001" and finding.severity.name == "WARNING"  # (an error when both modes fail)
+
+
+def test_bprop_debug_or_a_construct_call_is_no_late_binding_source():
+    from bprop_lsp.engine.parsing import parse_text
+    from bprop_lsp.engine.program import Program
+
+    body = FORMS["attribute"][0]
+    text = HEAD + body.replace("Net.bprop = bad", "net = Net()\nnet.bprop_debug = True\ny = net.construct(1)")
+    assert not Program(parse_text(text), text).has_late_sources
+    text = HEAD + body
+    assert Program(parse_text(text), text).has_late_sources

@@ -24,6 +24,7 @@ binding inside a function that may or may not run, twice at module level) makes 
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from .program import ClassInfo, Function, Member, _decorators_of, _dict_items, _display_items, _string_value, \
@@ -702,5 +703,9 @@ def may_bind_late(top, code: str, words: frozenset) -> bool:
         kind = top.children[-1].type
     if kind == "classdef":
         # ``type(self).bprop = f`` in ``__init__``; a decorated class is read through its decorator's def
-        return "type" in words and any(f".{w}" in code for w in TRACKED)
-    return any(f".{w}" in code for w in TRACKED)
+        return "type" in words and _ATTRIBUTE_ASSIGNED.search(code) is not None
+    return not TRACKED.isdisjoint(words) and _ATTRIBUTE_ASSIGNED.search(code) is not None
+
+
+# ``.bprop =`` / ``.construct =`` (not ``==``, not ``.bprop_debug``, not a call ``.construct(x)``).
+_ATTRIBUTE_ASSIGNED = re.compile(r"\.[ \t]*(?:bprop|construct)[ \t]*=(?!=)")

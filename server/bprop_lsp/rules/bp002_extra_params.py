@@ -5,7 +5,7 @@ from ..engine.context import Context
 from ..engine.model import Fix
 from ..engine.param_edits import is_dout_like, is_out_like, remove_params
 from ..engine.program import iter_own_nodes
-from .base import BOTH, GRAPH, Draft, Invalid, Rule, Valid
+from .base import BOTH, GRAPH, Draft, Invalid, Rule, Valid, example
 from ._signature import arity_applies, counted_vararg, construct_related, counts, def_span, view
 
 
@@ -39,6 +39,21 @@ class ExtraParams(Rule):
         Invalid("from mindspore import nn\nclass S(nn.Cell):\n    def construct(self, x):\n        return x\n"
                 "    def bprop(self, x, out, dout, scale=2.0):\n        return (dout * scale,)\n",
                 note="a defaulted extra after dout: PYNATIVE runs, GRAPH rejects; it is used, so no automatic fix"),
+        Invalid(example("""
+            from mindspore import nn
+            class Soft(nn.Cell):
+                def construct(self, x):
+                    return x
+                def bprop(self, x, out, dout, *_):
+                    return (dout,)
+            """), fixed=example("""
+            from mindspore import nn
+            class Soft(nn.Cell):
+                def construct(self, x):
+                    return x
+                def bprop(self, x, out, dout):
+                    return (dout,)
+            """), note="`*_` after dout: GRAPH counts it as a parameter, PYNATIVE runs", line=5),
     )
 
     def check(self, ctx: Context):

@@ -4,7 +4,7 @@ from __future__ import annotations
 from ..engine.context import Context
 from ..engine.model import Related
 from ..engine.program import dotted
-from .base import NEVER, Draft, Invalid, Rule, Valid
+from .base import NEVER, Draft, Invalid, Rule, Valid, example
 from ._parameters import _self_assignments_of
 
 
@@ -12,7 +12,8 @@ class InstanceAttributeBprop(Rule):
     code = "BP011"
     name = "bprop-instance-attribute"
     summary = ("Assigning self.bprop in __init__ does not install a custom bprop: Cell.__init__ has already decided "
-               "has_bprop (a bound method assigned there is used by GRAPH only). Define bprop as a method.")
+               "has_bprop (a bound method assigned there is used by GRAPH only, and so is a bprop bound on the class "
+               "after an instance exists). Define bprop as a method.")
     mindspore_says = "No error: the assignment is silently ignored (a bound method: used by GRAPH, ignored by PYNATIVE)."
     valid = (
         Valid("from mindspore import nn\nclass Sq(nn.Cell):\n    def construct(self, x):\n        return x * x\n"
@@ -22,6 +23,16 @@ class InstanceAttributeBprop(Rule):
         Invalid("from mindspore import nn\n\ndef custom_grad(x, out, dout):\n    return (dout * 100,)\n\n"
                 "class Sq(nn.Cell):\n    def __init__(self):\n        super().__init__()\n        self.bprop = custom_grad\n"
                 "    def construct(self, x):\n        return x * x\n"),
+        Invalid(example("""
+            from mindspore import nn
+            class Sq(nn.Cell):
+                def construct(self, x):
+                    return x * x
+            def sq_grad(self, x, out, dout):
+                return (2 * x * dout,)
+            net = Sq()
+            Sq.bprop = sq_grad
+            """), note="bound on the class after the instance exists: GRAPH uses it, PYNATIVE does not", line=5),
     )
 
     def check(self, ctx: Context):

@@ -3,14 +3,15 @@ from __future__ import annotations
 
 from ..engine.context import Context
 from ..engine.model import Related
-from .base import PYNATIVE, Draft, Invalid, Rule, Valid
+from .base import PYNATIVE, Draft, Invalid, Rule, Valid, example
 
 
 class BpropNone(Rule):
     code = "BP012"
     per_cell = True
     name = "bprop-none"
-    summary = "`bprop = None` does not disable an inherited bprop: PYNATIVE crashes calling it; restructure the hierarchy."
+    summary = ("`bprop = None` does not disable an inherited bprop: PYNATIVE crashes calling it; restructure the "
+               "hierarchy. A functools.partial bprop fails the same way (GRAPH ignores it).")
     mindspore_says = "PYNATIVE: AttributeError: 'NoneType' object has no attribute '__code__'. GRAPH: ignored."
     valid = (
         Valid("from mindspore import nn\nclass Base(nn.Cell):\n    def construct(self, x):\n        return x * 2\n"),
@@ -18,6 +19,16 @@ class BpropNone(Rule):
     invalid = (
         Invalid("from mindspore import nn\nclass Base(nn.Cell):\n    def construct(self, x):\n        return x * 2\n"
                 "    def bprop(self, x, out, dout):\n        return (dout * 10,)\n\nclass Plain(Base):\n    bprop = None\n"),
+        Invalid(example("""
+            import functools
+            from mindspore import nn
+            def scaled(self, x, out, dout, factor=1.0):
+                return (dout * factor,)
+            class Half(nn.Cell):
+                def construct(self, x):
+                    return x
+                bprop = functools.partial(scaled, factor=0.5)
+            """), note="a functools.partial object: GRAPH ignores it, PYNATIVE has no __code__ to call", line=8),
     )
 
     def check(self, ctx: Context):

@@ -75,6 +75,19 @@ class CustomArity(Rule):
                 "    def infer_shape(self, x_shape, y_shape):\n        return x_shape\n    def get_bprop(self):\n"
                 "        def bprop(x, y, out):\n            return out, out\n        return bprop\n",
                 note="the inner bprop of a user Primitive's get_bprop (GRAPH_MODE checks it when the op is used)"),
+        Invalid(example("""
+            from mindspore import nn, ops
+            def fwd(x):
+                return x
+            def fwd_bprop(x, out, dout, eps=1e-6):
+                return (dout / (1 + eps),)
+            class Net(nn.Cell):
+                def __init__(self):
+                    super().__init__()
+                    self.op = ops.Custom(fwd, lambda s: s, lambda t: t, func_type="pyfunc", bprop=fwd_bprop)
+                def construct(self, x):
+                    return self.op(x)
+            """), note="a defaulted extra: PYNATIVE leaves it its default, GRAPH counts it", line=4),
     )
 
     def check(self, ctx: Context):
