@@ -608,6 +608,8 @@ def _namespace_key(node, namespace: str, methods: tuple = ()) -> str | None:
             or node.children[0].value != namespace:
         return None
     trailers = node.children[1:]
+    if not all(t.type == "trailer" for t in trailers):
+        return None  # (``namespace ** 2``: a power, not a subscript)
     if len(trailers) == 1 and trailers[0].children[0] == "[":
         return _string_value(trailers[0].children[1])
     if len(trailers) == 2 and methods and trailers[0].children[0] == "." \
