@@ -223,7 +223,9 @@ def test_an_unreadable_late_binding_stays_silent():
 '''
     assert [f.code for f in analyze(stub).findings] == ["BP001"]
     for tail in ('setattr(Net, NAME, good)\n', 'if FLAG:\n    Net.bprop = good\n',
-                 'def install():\n    Net.bprop = good\n', 'for c in load():\n    c.bprop = good\n'):
+                 'def install():\n    Net.bprop = good\n', 'for c in load():\n    c.bprop = good\n',
+                 'class Installer(nn.Cell):\n    def __init__(self):\n        super().__init__()\n'
+                 '        Net.bprop = good\n'):
         assert analyze(stub + tail).findings == [], tail
 
 

@@ -332,15 +332,16 @@ def _nested_bindings(program, found: Attached) -> None:
     whether they run is not known, so the class they name is."""
     for fns in program.functions.values():
         for fn in fns:
-            if fn.name in ("__init_subclass__", "__new__", "__init__") or not _mentions_any(fn.node):
+            if fn.name in ("__init_subclass__", "__new__") or not _mentions_any(fn.node):
                 continue
             scope = scope_of(fn.node)
             if scope is not None and scope.type == "funcdef":
                 continue  # read with its enclosing function
+            me = fn.params[0].name if fn.name == "__init__" and fn.params else None
             for small in _small_statements(fn.body):
                 binding = _read_binding(program, small, {})
-                if binding is None:
-                    continue
+                if binding is None or (me is not None and _type_self_binding(small, me) is not None):
+                    continue  # (``type(self).bprop = f`` in ``__init__``: read by ``_init_type_self``)
                 target = binding[0]
                 if target is None:
                     if _owned_by_parameter(small):
@@ -694,20 +695,17 @@ def _is_type_of(parts: list, me: str) -> bool:
 
 
 # ------------------------------------------------------------------------------------------------ incremental
-def may_bind_late(top, code: str, words: frozenset) -> bool:
+def may_bind_late(code: str, words: frozenset) -> bool:
     """Whether a top-level statement can be a source of late bindings (read from its words and code alone): while
     a document has none, no class's lookup reads anything outside the class bodies, and the class caches carried
     from one keystroke to the next (``Program._carried_class_caches``) hold."""
     if "setattr" in words or "__class__" in words or "__init_subclass__" in words or "metaclass" in words:
         return True
-    kind = top.type
-    if kind == "decorated":
-        kind = top.children[-1].type
-    if kind == "classdef":
-        # ``type(self).bprop = f`` in ``__init__``; a decorated class is read through its decorator's def
-        return "type" in words and _ATTRIBUTE_ASSIGNED.search(code) is not None
+    # (``type(self).bprop = f`` and ``Other.bprop = f`` in a method too; a decorated class is read through its
+    # decorator's def)
     return not TRACKED.isdisjoint(words) and _ATTRIBUTE_ASSIGNED.search(code) is not None
 
 
-# ``.bprop =`` / ``.construct =`` (not ``==``, not ``.bprop_debug``, not a call ``.construct(x)``).
-_ATTRIBUTE_ASSIGNED = re.compile(r"\.[ \t]*(?:bprop|construct)[ \t]*=(?!=)")
+# ``.bprop =`` / ``.construct =`` (not ``==``, not ``.bprop_debug``, not a call ``.construct(x)``), on anything but
+# ``self`` (an instance attribute: BP011's, read from the class alone).
+_ATTRIBUTE_ASSIGNED = re.compile(r"(?<!\bself)\.[ \t]*(?:bprop|construct)[ \t]*=(?!=)")

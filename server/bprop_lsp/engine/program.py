@@ -1433,8 +1433,7 @@ class Program:
         for top, _scan, facts in self._entries:
             source = facts.get("late_source")
             if source is None:
-                source = facts["late_source"] = may_bind_late(top, statement_code(facts, top),
-                                                               statement_words(facts, top))
+                source = facts["late_source"] = may_bind_late(statement_code(facts, top), statement_words(facts, top))
             found = found or source
         return found
 
