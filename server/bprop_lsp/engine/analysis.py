@@ -516,7 +516,7 @@ def _skeletons(ctx: Context, classes=None) -> list[Skeleton]:
         if cls.node.type != "classdef":
             continue  # a class built by type() has no body to add a bprop to
         parts = _skeleton_parts(p, cls)  # (what the class alone tells, first)
-        if parts is None or not p.is_cell(cls) or p.lookup(cls, "bprop") is not None:
+        if parts is None or not p.is_cell(cls) or p.lookup(cls, "bprop") is not None or p.bound_late(cls):
             continue
         construct_span, end_line, indent, body_indent, inputs, out_name, dout_name = parts
         if end_line >= p.index.line_count:

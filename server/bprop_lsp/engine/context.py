@@ -225,7 +225,7 @@ class Context:
         (every binding looked at a def: no name resolved through the program)."""
         p = self.program
         bprop = p.lookup(cls, "bprop")
-        modes = _BOTH_MODES
+        modes = _GRAPH_ONLY if bprop is not None and bprop.graph_only else _BOTH_MODES
         if bprop is None:
             bprop = self._instance_bound_bprop(cls)
             if bprop is None:
@@ -237,7 +237,8 @@ class Context:
             return False, True  # MindSpore's custom_vjp cells: `bprop(self, *args)` is special-cased by that flag
         from_defs = _bound_to_def(bprop)
         resolved = self.resolve_member(bprop)
-        if resolved is None and bprop.value is not None and bprop.function is None and _is_none(bprop.value) is False:
+        if resolved is None and bprop.value is not None and bprop.function is None and _is_none(bprop.value) is False \
+                and not self._is_partial(bprop.value):
             return False, from_defs  # bound to something we cannot resolve: unknown, never guessed
         construct_member = p.lookup(cls, "construct")
         construct = None
@@ -253,9 +254,17 @@ class Context:
             counted = sig.vararg is not None or len(sig.required_positional) != len(sig.positional)
         return (bprop, modes, resolved, construct, external, counted), from_defs
 
+    def _is_partial(self, value) -> bool:
+        """``functools.partial(...)`` / ``partialmethod(...)``: no function MindSpore can read (BP012 speaks)."""
+        call = call_of(value) if value.type in ("power", "atom_expr") else None
+        return call is not None and bool(call[0]) and self.program.resolve_dotted(call[0]) in (
+            "functools.partial", "functools.partialmethod")
+
     def _may_be_cell_site(self, cls: ClassInfo) -> bool:
         """A Cell some class of whose MRO says bprop (else it has neither a bprop member nor ``self.bprop = ...``)."""
         p = self.program
+        if p.bound_late(cls):
+            return p.is_cell(cls)  # a bprop bound after the class statement (``attached.py``)
         if not cls.mentions("bprop") and (
                 # every base outside the file (dotted, imported, or no name): no class of the file in its MRO
                 # (most classes of a model file; their MRO is then not even built)

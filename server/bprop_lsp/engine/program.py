@@ -140,6 +140,9 @@ class Member:
     ambiguous: bool = False
     # The class-body bindings made before this one (what a name in ``value`` can refer to).
     scope: dict | None = None
+    # Bound on the class after an instance exists (``type(self).bprop = f`` after ``super().__init__()``, a patch
+    # after ``net = Cls()``): GRAPH sees it, PYNATIVE does not (``attached.py``).
+    graph_only: bool = False
 
 
 def statement_code(facts: dict, top) -> str:
@@ -446,6 +449,8 @@ class ProgramTables:
         self.own = program._update_statements
         self.line_count = program.index.line_count
         self.synthetic = program._synthetic  # classes built with ``type(...)``, after the joined ones
+        # What the late bindings of the classes were (a carried lookup read them: ``_carried_class_caches``).
+        self.late_sources = program.has_late_sources
 
 
 def _delta(previous: ProgramTables, program: "Program") -> StatementDelta | None:
@@ -734,6 +739,10 @@ class Program:
                 continue
             name_node, bases_node, ns_node = positional
             name = _string_value(name_node)
+            if name is None and name_node.type == "name":
+                # ``type(_name, ...)`` in a loop or a comprehension: one class per name, all alike (named here by
+                # the expression, which no class statement can be called)
+                name = f"type({name_node.value})"
             bases = _display_items(bases_node)
             if name is None or bases is None:
                 continue
@@ -1405,9 +1414,41 @@ class Program:
                 ):
                     continue
                 return None
+            late = self.attached.member(k, name) if self.attached.touches(k) else None
+            if late is False:
+                return None  # bound after the class statement in a way not read: unknown
+            if late is not None:
+                return late
             if name in k.members:
                 return k.members[name]
         return None
+
+    @cached_property
+    def has_late_sources(self) -> bool:
+        """Whether a statement of the file may bind a class's attributes after its class statement (read from each
+        statement's words once, kept with its facts)."""
+        from .attached import may_bind_late
+
+        found = False
+        for top, _scan, facts in self._entries:
+            source = facts.get("late_source")
+            if source is None:
+                source = facts["late_source"] = may_bind_late(statement_code(facts, top), statement_words(facts, top))
+            found = found or source
+        return found
+
+    def bound_late(self, cls: ClassInfo) -> bool:
+        """Whether something binds a tracked attribute (``bprop``, ``construct``) on a class of ``cls``'s MRO after
+        its class statement, readably or not (``attached.py``)."""
+        return self.has_late_sources and any(not isinstance(k, str) and self.attached.touches(k)
+                                             for k in self.mro(cls))
+
+    @cached_property
+    def attached(self):
+        """What the file binds on its classes after their ``class`` statements (``attached.py``)."""
+        from .attached import attached_bindings
+
+        return attached_bindings(self)
 
     def external_owner(self, cls: ClassInfo, name: str) -> str | None:
         """The qualified name of the MindSpore layer whose ``name`` attribute lookup reaches (``nn.ReLU`` for the
@@ -1415,7 +1456,7 @@ class Program:
         for k in self.mro(cls):
             if isinstance(k, str):
                 return k if self.is_nn_layer(k) else None
-            if name in k.members:
+            if name in k.members or self.attached.member(k, name) is not None:
                 return None
         return None
 
@@ -1500,6 +1541,8 @@ class Program:
             return None
         if _resolution_signature(delta.old) != _resolution_signature(delta.new):
             return None
+        if delta.previous.late_sources or self.has_late_sources:
+            return None  # a lookup may read a binding made after a class statement (``attached.py``)
         old_classes = {id(c) for c in delta.old[1][1]}
         carried = {"_nn_layer_memo": dict(before.get("_nn_layer_memo", {}))}
         # A lookup reads the members of the MRO's classes: not carried through a class that reads them against the

@@ -65,7 +65,12 @@ def resolve_function(program: Program, expr, *, class_members: dict | None = Non
         if callee and "." not in callee and not has_star:
             factory = _resolve_name(program, callee_name_node(expr), class_members, depth)
             if factory is not None and factory.binding == "method" and not factory.function.is_lambda:
-                return _factory_result(program, factory.function, depth)
+                result = _factory_result(program, factory.function, depth)
+                wrapped = _wrapped_argument(factory.function, result, positional) if result is not None else None
+                if wrapped is not None:
+                    # ``functools.wraps(fn)`` on the returned wrapper: GRAPH reads fn's signature (item 35)
+                    return resolve_function(program, wrapped, class_members=class_members, depth=depth + 1)
+                return result
         return None
     return None
 
@@ -120,6 +125,22 @@ def _bound_in_scope(program: Program, scope, name: str, use, depth: int):
     if value is use or is_within(value, use):
         return None
     return resolve_function(program, value, depth=depth + 1)
+
+
+def _wrapped_argument(factory: Function, result: Resolved, positional: list):
+    """The call argument a factory's returned wrapper is ``functools.wraps``-ed from (``def logged(fn): @wraps(fn)
+    def wrapper(*args): ...; return wrapper`` called as ``logged(f)``: ``f``), else None."""
+    for dec in result.function.decorators:
+        call = call_of(dec.children[1])
+        if call is None or call[0] not in ("wraps", "functools.wraps"):
+            continue
+        args, keywords, has_star = call_arguments(call[1])
+        if len(args) != 1 or keywords or has_star or args[0].type != "name":
+            return None
+        params = [p.name for p in factory.params if p.kind in ("positional", "posonly")]
+        if args[0].value in params and params.index(args[0].value) < len(positional):
+            return positional[params.index(args[0].value)]
+    return None
 
 
 def _factory_result(program: Program, factory: Function, depth: int) -> Resolved | None:

@@ -28,6 +28,10 @@ class SignatureView:
     inputs: list[str] | None
     input_range: tuple[int, int] | None
     params: list = field(default_factory=list)  # positional parameters after self
+    # Under a ``functools.wraps`` decorator whose ``*args`` wrapper hands on only some of what it gets (a
+    # torch-style adapter ``fn(self, args[-1])``): GRAPH reads the wrapped signature, PYNATIVE calls the wrapper
+    # (bprop-rules.md, further behaviours 35).
+    adapted: bool = False
 
     @property
     def count(self) -> int:
@@ -109,6 +113,7 @@ def _view(ctx: Context, site: CellSite) -> SignatureView | None:
         kind = resolved.binding  # ``bprop = staticmethod(f)`` binds like the decorator
     jit = bool(resolved is not None and resolved.jit)
     opaque = False
+    adapted = False
     unwrapped = None
     wrapper = None
     for name in decorators:
@@ -124,6 +129,8 @@ def _view(ctx: Context, site: CellSite) -> SignatureView | None:
                 unwrapped, wrapper = name, wrapper_fn
             elif wraps is None:
                 opaque = True
+            elif wrapper_fn is not None and _adapts(wrapper_fn):
+                adapted = True
     params = fn.params
     has_self = kind == "method" or kind == "lambda"
     if has_self:
@@ -136,7 +143,20 @@ def _view(ctx: Context, site: CellSite) -> SignatureView | None:
         rest = params
     positional = [q for q in rest if q.kind in ("positional", "posonly")]
     return SignatureView(site, fn, decorators, kind, has_self, jit, opaque, unwrapped, wrapper,
-                         site.inputs, site.input_range, positional)
+                         site.inputs, site.input_range, positional, adapted)
+
+
+def _adapts(wrapper: Function) -> bool:
+    """A ``*args`` wrapper (no ``**kwargs``, no other parameter) that never hands ``*args`` on whole."""
+    params = wrapper.params
+    star = next((q for q in params if q.kind == "vararg"), None)
+    if star is None or any(q.kind == "varkw" for q in params):
+        return False
+    for node in iter_scope_nodes(wrapper.body):
+        if node.type in ("argument", "star_expr") and node.children[0] == "*" \
+                and getattr(node.children[1], "value", None) == star.name:
+            return False
+    return True
 
 
 def arity_applies(v: SignatureView) -> bool:
@@ -150,6 +170,22 @@ def arity_applies(v: SignatureView) -> bool:
     if v.site.construct is not None and Signature(v.site.construct, skip_self=True).kwonly:
         return False  # BP008 speaks for it
     return True
+
+
+def counted_vararg(v: SignatureView):
+    """The ``*rest`` after a full positional list (``bprop(self, x, out, dout, *_)``): GRAPH counts it as one more
+    parameter and fails with BP002's message, PYNATIVE passes it nothing (bprop-rules.md, further behaviours 36).
+    None for any other signature."""
+    if v.opaque_decorator or v.unwrapped_decorator or v.kind != "method" or not v.has_self:
+        return None
+    if v.input_range is None or v.input_range[0] != v.input_range[1]:
+        return None
+    stars = [q for q in v.fn.params if q.kind in ("vararg", "varkw")]
+    if len(stars) != 1 or stars[0].kind != "vararg" or any(q.kind == "kwonly" for q in v.fn.params):
+        return None
+    if v.count != v.input_range[1] + 2 or any(q.has_default for q in v.params):
+        return None
+    return stars[0]
 
 
 def counts(v: SignatureView) -> tuple[int, int]:

@@ -237,6 +237,8 @@ class MissingParams(Rule):
             fix, missing = missing_params_fix(ctx, v)
             # MindSpore 2.10 PYNATIVE tolerates `bprop(self, dout)` for a cell without inputs (case 104).
             fails = GRAPH if lo == 0 and hi == 0 and v.count == 1 and v.has_self else None
+            if v.adapted:
+                fails = GRAPH  # PYNATIVE calls the functools.wraps adapter, GRAPH the signature it wraps
             lacks = ", ".join(missing) if missing else "parameters"
             message = f"bprop of {site.owner_label} must take {v.expected_text()}: it lacks {lacks}"
             if not v.has_self:

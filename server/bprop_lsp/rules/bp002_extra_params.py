@@ -5,8 +5,8 @@ from ..engine.context import Context
 from ..engine.model import Fix
 from ..engine.param_edits import is_dout_like, is_out_like, remove_params
 from ..engine.program import iter_own_nodes
-from .base import BOTH, GRAPH, Draft, Invalid, Rule, Valid
-from ._signature import arity_applies, construct_related, counts, def_span, view
+from .base import BOTH, GRAPH, Draft, Invalid, Rule, Valid, example
+from ._signature import arity_applies, counted_vararg, construct_related, counts, def_span, view
 
 
 class ExtraParams(Rule):
@@ -39,12 +39,33 @@ class ExtraParams(Rule):
         Invalid("from mindspore import nn\nclass S(nn.Cell):\n    def construct(self, x):\n        return x\n"
                 "    def bprop(self, x, out, dout, scale=2.0):\n        return (dout * scale,)\n",
                 note="a defaulted extra after dout: PYNATIVE runs, GRAPH rejects; it is used, so no automatic fix"),
+        Invalid(example("""
+            from mindspore import nn
+            class Soft(nn.Cell):
+                def construct(self, x):
+                    return x
+                def bprop(self, x, out, dout, *_):
+                    return (dout,)
+            """), fixed=example("""
+            from mindspore import nn
+            class Soft(nn.Cell):
+                def construct(self, x):
+                    return x
+                def bprop(self, x, out, dout):
+                    return (dout,)
+            """), note="`*_` after dout: GRAPH counts it as a parameter, PYNATIVE runs", line=5),
     )
 
     def check(self, ctx: Context):
         for site in ctx.cell_sites:
             v = view(ctx, site)
-            if v is None or not arity_applies(v):
+            if v is None:
+                continue
+            star = counted_vararg(v)
+            if star is not None:
+                yield from self._counted_vararg(ctx, site, v, star)
+                continue
+            if not arity_applies(v):
                 continue
             lo, hi = v.input_range
             n = hi
@@ -101,6 +122,24 @@ class ExtraParams(Rule):
                 related=construct_related(ctx, site),
                 noqa_line=v.fn.def_line,
             )
+
+    @staticmethod
+    def _counted_vararg(ctx: Context, site, v, star):
+        """``bprop(self, x, out, dout, *_)``: GRAPH counts ``*_`` (PYNATIVE runs)."""
+        fails_in = frozenset({GRAPH}) & site.modes
+        if not fails_in:
+            return
+        fix = None
+        used = {node.value for node in iter_own_nodes(v.fn.node) if node.type == "name"}
+        if v.fn.node.type == "funcdef" and star.name not in used:
+            edits = remove_params(v.fn, [star], ctx.program.index)
+            if edits:
+                fix = Fix(f"Remove unused parameter `*{star.name}`", tuple(edits))
+        n = v.input_range[1]
+        yield Draft(def_span(ctx, v.fn),
+                    f"bprop of {site.owner_label} takes *{star.name} after dout: GRAPH_MODE counts it as a parameter "
+                    f"({n + 3} after self where MindSpore passes {n + 2}); remove it",
+                    fails_in=fails_in, fix=fix, related=construct_related(ctx, site), noqa_line=v.fn.def_line)
 
     @staticmethod
     def _extras(v, n):

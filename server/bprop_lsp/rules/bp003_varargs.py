@@ -4,7 +4,7 @@ from __future__ import annotations
 from ..engine.context import Context
 from ..engine.model import Edit, Fix, Related
 from .base import GRAPH, Draft, Invalid, Rule, Valid
-from ._signature import construct_related, def_span, header_span, view
+from ._signature import counted_vararg, construct_related, def_span, header_span, view
 
 
 class VarArgs(Rule):
@@ -41,7 +41,7 @@ class VarArgs(Rule):
             if v is None:
                 continue
             star = [q for q in v.fn.params if q.kind in ("vararg", "varkw")]
-            if star:
+            if star and counted_vararg(v) is None:
                 spelled = ", ".join(("*" if q.kind == "vararg" else "**") + q.name for q in star)
                 yield Draft(def_span(ctx, v.fn),
                             f"bprop of {site.owner_label} takes {spelled}: GRAPH_MODE needs the parameters spelled "

@@ -2,8 +2,9 @@
 from __future__ import annotations
 
 from ..engine.context import Context
+from ..engine.model import Related
 from ..engine.program import dotted
-from .base import NEVER, Draft, Invalid, Rule, Valid
+from .base import NEVER, Draft, Invalid, Rule, Valid, example
 from ._parameters import _self_assignments_of
 
 
@@ -11,7 +12,8 @@ class InstanceAttributeBprop(Rule):
     code = "BP011"
     name = "bprop-instance-attribute"
     summary = ("Assigning self.bprop in __init__ does not install a custom bprop: Cell.__init__ has already decided "
-               "has_bprop (a bound method assigned there is used by GRAPH only). Define bprop as a method.")
+               "has_bprop (a bound method assigned there is used by GRAPH only, and so is a bprop bound on the class "
+               "after an instance exists). Define bprop as a method.")
     mindspore_says = "No error: the assignment is silently ignored (a bound method: used by GRAPH, ignored by PYNATIVE)."
     valid = (
         Valid("from mindspore import nn\nclass Sq(nn.Cell):\n    def construct(self, x):\n        return x * x\n"
@@ -21,9 +23,20 @@ class InstanceAttributeBprop(Rule):
         Invalid("from mindspore import nn\n\ndef custom_grad(x, out, dout):\n    return (dout * 100,)\n\n"
                 "class Sq(nn.Cell):\n    def __init__(self):\n        super().__init__()\n        self.bprop = custom_grad\n"
                 "    def construct(self, x):\n        return x * x\n"),
+        Invalid(example("""
+            from mindspore import nn
+            class Sq(nn.Cell):
+                def construct(self, x):
+                    return x * x
+            def sq_grad(self, x, out, dout):
+                return (2 * x * dout,)
+            net = Sq()
+            Sq.bprop = sq_grad
+            """), note="bound on the class after the instance exists: GRAPH uses it, PYNATIVE does not", line=5),
     )
 
     def check(self, ctx: Context):
+        yield from self._after_an_instance(ctx)
         p = ctx.program
         for cls in p.classes:
             if not cls.mentions("bprop") or not p.is_cell(cls):
@@ -43,3 +56,25 @@ class InstanceAttributeBprop(Rule):
                             f"(Cell.__init__ already decided has_bprop); define `def bprop(self, ..., out, dout)` "
                             f"on the class",
                             fails_in=NEVER, noqa_line=stmt.start_pos[0] - 1)
+
+    @staticmethod
+    def _after_an_instance(ctx: Context):
+        """A bprop bound on the class after an instance exists (``type(self).bprop = f`` after
+        ``super().__init__()``, ``Cls.bprop = f`` after ``net = Cls()``): GRAPH uses it, PYNATIVE does not for that
+        instance (bprop-rules.md, further behaviours 34)."""
+        p = ctx.program
+        for site in ctx.cell_sites:
+            member = site.bprop
+            if not member.graph_only or member.node is None or site.inherited:
+                continue
+            stmt = member.node
+            fn = site.function
+            if fn is None or fn.name_node is None:
+                continue
+            # At the function's def (where MindSpore points for a bprop), the binding beside it.
+            yield Draft(p.span(fn.name_node),
+                        f"bprop of {site.cls.name} is bound on the class after an instance exists: GRAPH_MODE uses it "
+                        f"for that instance, PYNATIVE_MODE does not (Cell.__init__ already decided has_bprop), so the "
+                        f"modes compute different gradients; define `def bprop(self, ..., out, dout)` in the class body",
+                        fails_in=NEVER, related=(Related(p.span(stmt), "bound on the class here"),),
+                        noqa_line=fn.def_line)

@@ -3,14 +3,15 @@ from __future__ import annotations
 
 from ..engine.context import Context
 from ..engine.model import Related
-from .base import PYNATIVE, Draft, Invalid, Rule, Valid
+from .base import PYNATIVE, Draft, Invalid, Rule, Valid, example
 
 
 class BpropNone(Rule):
     code = "BP012"
     per_cell = True
     name = "bprop-none"
-    summary = "`bprop = None` does not disable an inherited bprop: PYNATIVE crashes calling it; restructure the hierarchy."
+    summary = ("`bprop = None` does not disable an inherited bprop: PYNATIVE crashes calling it; restructure the "
+               "hierarchy. A functools.partial bprop fails the same way (GRAPH ignores it).")
     mindspore_says = "PYNATIVE: AttributeError: 'NoneType' object has no attribute '__code__'. GRAPH: ignored."
     valid = (
         Valid("from mindspore import nn\nclass Base(nn.Cell):\n    def construct(self, x):\n        return x * 2\n"),
@@ -18,6 +19,16 @@ class BpropNone(Rule):
     invalid = (
         Invalid("from mindspore import nn\nclass Base(nn.Cell):\n    def construct(self, x):\n        return x * 2\n"
                 "    def bprop(self, x, out, dout):\n        return (dout * 10,)\n\nclass Plain(Base):\n    bprop = None\n"),
+        Invalid(example("""
+            import functools
+            from mindspore import nn
+            def scaled(self, x, out, dout, factor=1.0):
+                return (dout * factor,)
+            class Half(nn.Cell):
+                def construct(self, x):
+                    return x
+                bprop = functools.partial(scaled, factor=0.5)
+            """), note="a functools.partial object: GRAPH ignores it, PYNATIVE has no __code__ to call", line=8),
     )
 
     def check(self, ctx: Context):
@@ -27,6 +38,15 @@ class BpropNone(Rule):
             if member.owner is not cls:
                 continue
             if member is None or member.value is None or member.function is not None:
+                continue
+            partial = _partial_call(p, member.value)
+            if partial is not None:
+                stmt = member.node
+                yield Draft(p.span(stmt.children[0] if stmt.type == "expr_stmt" else member.value),
+                            f"bprop of {cls.name} is a {partial} object: GRAPH_MODE silently ignores it (automatic "
+                            f"differentiation), PYNATIVE_MODE fails calling it (no __code__); bind a def with the "
+                            f"parameters spelled out instead",
+                            fails_in=frozenset({PYNATIVE}), noqa_line=stmt.start_pos[0] - 1)
                 continue
             if not (member.value.type == "keyword" and member.value.value == "None") or not p.is_cell(cls):
                 continue
@@ -40,3 +60,16 @@ class BpropNone(Rule):
                         f"`bprop = None` in {cls.name} does not remove a custom bprop: PYNATIVE_MODE tries to call it "
                         f"and fails; move the bprop to a subclass that needs it instead",
                         fails_in=frozenset({PYNATIVE}), related=related, noqa_line=stmt.start_pos[0] - 1)
+
+
+def _partial_call(p, value) -> str | None:
+    """``functools.partial(...)`` / ``functools.partialmethod(...)`` (bprop-rules.md, items 35 and further 6)."""
+    from ..engine.program import call_of
+
+    call = call_of(value) if value.type in ("power", "atom_expr") else None
+    if call is None or not call[0]:
+        return None
+    qualname = p.resolve_dotted(call[0])
+    if qualname in ("functools.partial", "functools.partialmethod"):
+        return qualname
+    return None

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from ..engine.context import Context
+from ..engine.model import Related
 from ..engine.program import call_arguments, call_of
 from ..engine.model import Edit, Fix
 from ..engine.program import JIT_NAMES
@@ -71,7 +72,14 @@ class JitBprop(Rule):
             if len(positional) == 1 and not keywords and not has_star:
                 fix = Fix(f"Bind {positional[0].get_code(include_prefix=False)} without {call[0]}",
                           (Edit(p.span(value), positional[0].get_code(include_prefix=False)),))
-        yield Draft(p.span(stmt.children[0]),
-                    f"bprop of {site.owner_label} is wrapped by {call[0] if call else 'jit'}: PYNATIVE_MODE rejects a "
-                    f"jit bprop (GRAPH compiles it anyway); bind the plain function",
-                    fails_in=frozenset({PYNATIVE}), fix=fix, noqa_line=stmt.start_pos[0] - 1)
+        fn = site.function
+        message = (f"bprop of {site.owner_label} is wrapped by {call[0] if call else 'jit'}: PYNATIVE_MODE rejects a "
+                   f"jit bprop (GRAPH compiles it anyway); bind the plain function")
+        if fn is not None and fn.name_node is not None:
+            # At the function's def, where MindSpore's own messages about a bprop point; the binding beside it.
+            yield Draft(p.span(fn.name_node), message, fails_in=frozenset({PYNATIVE}), fix=fix,
+                        related=(Related(p.span(stmt), f"wrapped by {call[0] if call else 'jit'} here"),),
+                        noqa_line=fn.def_line)
+            return
+        yield Draft(p.span(stmt.children[0]), message, fails_in=frozenset({PYNATIVE}), fix=fix,
+                    noqa_line=stmt.start_pos[0] - 1)

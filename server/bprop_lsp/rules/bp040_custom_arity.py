@@ -4,7 +4,8 @@ from __future__ import annotations
 from ..engine.context import Context, Signature
 from ..engine.mindspore_api import builtin_ops, getter_sites
 from ..engine.model import Related
-from ..engine.param_edits import fresh, insert_after, is_dout_like, is_out_like, used_names
+from ..engine.param_edits import fresh, insert_after, is_dout_like, is_out_like, remove_params, used_names
+from ..engine.program import iter_own_nodes
 from ..engine.model import Fix
 from .base import example, BOTH, GRAPH, Draft, Invalid, Rule, Valid
 
@@ -74,6 +75,19 @@ class CustomArity(Rule):
                 "    def infer_shape(self, x_shape, y_shape):\n        return x_shape\n    def get_bprop(self):\n"
                 "        def bprop(x, y, out):\n            return out, out\n        return bprop\n",
                 note="the inner bprop of a user Primitive's get_bprop (GRAPH_MODE checks it when the op is used)"),
+        Invalid(example("""
+            from mindspore import nn, ops
+            def fwd(x):
+                return x
+            def fwd_bprop(x, out, dout, eps=1e-6):
+                return (dout / (1 + eps),)
+            class Net(nn.Cell):
+                def __init__(self):
+                    super().__init__()
+                    self.op = ops.Custom(fwd, lambda s: s, lambda t: t, func_type="pyfunc", bprop=fwd_bprop)
+                def construct(self, x):
+                    return self.op(x)
+            """), note="a defaulted extra: PYNATIVE leaves it its default, GRAPH counts it", line=4),
     )
 
     def check(self, ctx: Context):
@@ -100,6 +114,28 @@ class CustomArity(Rule):
                         f"({', '.join([f'x{i}' for i in range(n)] + ['out', 'dout'])})",
                         fails_in=frozenset({GRAPH}), noqa_line=inner.def_line)
 
+    @staticmethod
+    def _defaulted_extras(ctx: Context, op, fn, positional, expected):
+        """``def f_bprop(x, out, dout, eps=1e-6)``: PYNATIVE leaves the default, GRAPH counts every parameter
+        (bprop-rules.md, further behaviours 36)."""
+        p = ctx.program
+        extras = positional[expected:]
+        fix = None
+        used = {node.value for node in iter_own_nodes(fn.node) if node.type == "name"} if fn.node.type == "funcdef" \
+            else None
+        if used is not None and not any(q.name in used for q in extras):
+            edits = remove_params(fn, extras, p.index)
+            if edits:
+                fix = Fix("Remove unused parameter" + ("s " if len(extras) > 1 else " ")
+                          + ", ".join(f"`{q.name}`" for q in extras), tuple(edits))
+        span = p.span(fn.name_node) if fn.name_node is not None else p.span(fn.node)
+        names = ", ".join(q.name for q in extras)
+        yield Draft(span,
+                    f"ops.Custom bprop {fn.name} takes {len(positional)} parameter(s) ({names} defaulted); the op has "
+                    f"{op.inputs} input(s), so MindSpore passes {expected}: GRAPH_MODE counts the defaulted ones too",
+                    fails_in=frozenset({GRAPH}), fix=fix,
+                    related=(Related(p.span(op.call), "the ops.Custom that uses it"),), noqa_line=fn.def_line)
+
     def _custom_ops(self, ctx: Context):
         p = ctx.program
         for op in ctx.custom_op_sites:
@@ -112,6 +148,9 @@ class CustomArity(Rule):
             positional = sig.positional
             expected = op.inputs + 2
             required = [q for q in positional if not q.has_default]
+            if len(required) <= expected < len(positional):
+                yield from self._defaulted_extras(ctx, op, fn, positional, expected)
+                continue
             if len(required) <= expected <= len(positional):
                 continue
             fix = None
