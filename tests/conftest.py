@@ -5,6 +5,10 @@ import os
 
 import pytest
 
+# The labelled programs under fixtures/ are MindSpore programs, read as text by the tests: never collected, even
+# where a name matches pytest's patterns (``*_test.py``, a probe of a test module's mode).
+collect_ignore_glob = ["fixtures/*"]
+
 
 @pytest.fixture
 def deep_dir(tmp_path):
