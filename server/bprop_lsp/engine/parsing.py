@@ -133,6 +133,10 @@ def grammar():
 
 
 _SMALL = 8  # a changed block up to this many lines is re-parsed as one
+# More changed blocks than this: parsed from scratch. Each block's copy of the old nodes after it lists every
+# top-level node left (parso's ``_copy_nodes``): quadratic in the blocks (a fix-all's second pass over 5,000
+# fixes spent most of its time there), where a full parse is linear in the lines.
+_DIFF_MAX_CHANGES = 64
 
 
 def line_opcodes(old: list[str], new: list[str]) -> list[tuple[str, int, int, int, int]]:
@@ -163,12 +167,12 @@ def line_opcodes(old: list[str], new: list[str]) -> list[tuple[str, int, int, in
 class _PrefixSuffixDiffParser(DiffParser):
     """parso's ``DiffParser.update`` with :func:`line_opcodes` in place of difflib."""
 
-    def update(self, old_lines, new_lines):
+    def update(self, old_lines, new_lines, opcodes=None):
         self._module._used_names = None
         self._parser_lines_new = new_lines
         self._reset()
         line_length = len(new_lines)
-        for operation, i1, i2, j1, j2 in line_opcodes(old_lines, new_lines):
+        for operation, i1, i2, j1, j2 in (opcodes if opcodes is not None else line_opcodes(old_lines, new_lines)):
             if j2 == line_length and new_lines[-1] == "":
                 j2 -= 1  # the empty part after the last newline is not relevant
             if operation == "equal":
@@ -501,9 +505,12 @@ class ParsedDocument:
                     self._leaves.clear()
                     self._clean.clear()
                     try:
-                        g = grammar()
-                        module = _PrefixSuffixDiffParser(g._pgen_grammar, g._tokenizer, old_module).update(old_lines, lines)
-                        self.last_parse = "diff"
+                        opcodes = line_opcodes(old_lines, lines)
+                        if sum(op[0] != "equal" for op in opcodes) <= _DIFF_MAX_CHANGES:
+                            g = grammar()
+                            module = _PrefixSuffixDiffParser(g._pgen_grammar, g._tokenizer, old_module).update(
+                                old_lines, lines, opcodes)
+                            self.last_parse = "diff"
                     except Exception:  # noqa: BLE001 - a diff-parser bug must not cost the user their diagnostics
                         _log.warning("incremental parse failed; parsing from scratch", exc_info=True)
                         module = None
