@@ -68,3 +68,49 @@ def test_many_changes_parse_from_scratch(monkeypatch):
     few = "from mindspore import nn\n" + "".join(template.format(i=i) for i in range(3))
     fix_all(few, doc=parsing.ParsedDocument())
     assert updates
+
+
+def _collections_during(fn):
+    """(automatic collections, all collections) while ``fn()`` runs, by the collector's own callbacks."""
+    import gc
+
+    seen = []
+
+    def callback(phase, info):
+        if phase == "start":
+            seen.append(info["generation"])
+
+    gc.collect()
+    gc.callbacks.append(callback)
+    try:
+        fn()
+    finally:
+        gc.callbacks.remove(callback)
+    return seen
+
+
+TEMPLATE = ("class MulAdd{i}(nn.Cell):\n    def construct(self, x, y):\n        return 2 * x + y\n"
+            "    def bprop(self, x, y, out):\n        return 2 * out, out\n")
+
+
+def test_fix_all_collects_once_per_pass():
+    """The collector does not re-walk the growing trees while fix-all runs: one full collection per pass (two
+    passes here), no automatic ones (there were hundreds for 300 findings)."""
+    text = "from mindspore import nn\n" + "".join(TEMPLATE.format(i=i) for i in range(300))
+    fix_all(text[:2000])  # (the rules and parso's grammar loaded first)
+    seen = _collections_during(lambda: fix_all(text))
+    assert seen == [2, 2], seen
+
+
+def test_check_fix_of_a_large_file_collects_once(tmp_path, capsys):
+    from bprop_lsp.cli import jobs
+    from bprop_lsp.cli.main import main
+
+    text = "from mindspore import nn\n" + "".join(TEMPLATE.format(i=i) for i in range(2200))
+    assert len(text) >= jobs.LARGE_TEXT
+    path = tmp_path / "model.py"
+    path.write_text(text)
+    fix_all(text[:2000])  # (the rules and parso's grammar loaded first)
+    seen = _collections_during(lambda: main(["check", "--fix", "--quiet", "--isolated", str(path)]))
+    assert "dout" in path.read_text()
+    assert seen.count(2) <= 2 and len(seen) <= 10, seen  # (a few young ones reading and printing)
