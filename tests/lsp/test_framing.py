@@ -160,3 +160,53 @@ def test_reader_resynchronises_after_every_kind_of_breakage():
     assert [b["n"] for b in bodies if isinstance(b["n"], int)] == list(range(6)), bodies
     assert {"n": "long"} in bodies  # cut at the next header and read anyway
     assert len(errors) >= 4, errors
+
+
+class _CountingPattern:
+    """A compiled pattern that adds up how many bytes its searches were given to scan."""
+
+    def __init__(self, pattern, counter: list):
+        self.pattern, self.counter = pattern, counter
+
+    def search(self, buf, pos=0, endpos=None):
+        end = len(buf) if endpos is None else min(endpos, len(buf))
+        self.counter[0] += max(0, end - pos)
+        return self.pattern.search(buf, pos, end)
+
+    def __getattr__(self, name):
+        return getattr(self.pattern, name)
+
+
+@pytest.mark.parametrize("junk", [
+    b"Content-Length: 12\r\n",  # header lines that never end in a blank line
+    b"Content-Length:",  # header starts glued together
+    b"xx Content-Length: 9\r\nContent-Type: a\r\n",
+], ids=["length-lines", "header-starts", "mixed"])
+def test_header_like_junk_is_scanned_a_bounded_number_of_times(junk, monkeypatch):
+    """~1 MB of junk that looks like headers, then a message: each byte is searched a bounded number of times (the
+    reader searched the whole buffer again per header-like line: ~19 s per MB with the event loop blocked)."""
+    from bprop_lsp.lsp import framing
+
+    counter = [0]
+    for name in ("HEADER_START", "HEADERS_END"):
+        monkeypatch.setattr(framing, name, _CountingPattern(getattr(framing, name), counter))
+    stream = junk * (1_000_000 // len(junk)) + frame({"n": 1})
+    bodies, errors = read_stream([stream[i:i + 65536] for i in range(0, len(stream), 65536)], max_bytes=1 << 20)
+    assert bodies == [{"n": 1}]
+    assert any("skipped" in e.message for e in errors)
+    assert counter[0] <= 8 * len(stream), counter[0] / len(stream)
+
+
+def test_a_burst_of_broken_messages_is_one_log_message(server):
+    """Thousands of 1-byte bogus bodies: a few log messages and one with the count, not one each; the server still
+    answers afterwards."""
+    server.initialize()
+    before = len(server.messages())
+    server.write(b"Content-Length: 1\r\n\r\nx" * 5000)
+    server.write(frame(request("after", "textDocument/hover", HOVER)))
+    assert server.response("after")["result"] is None
+    summary = server.wait_notification(
+        lambda m: m["method"] == "window/logMessage" and "more in the same burst" in m["params"]["message"])
+    assert "4990 more" in summary["params"]["message"], summary
+    broken = [m for m in server.messages()[before:] if "broken message" in m]
+    assert len(broken) == 11, broken

@@ -6,7 +6,9 @@
 // expanded (`${workspaceFolder}` would point into the workspace; we expand none, `~/` included), so only an
 // absolute path is accepted; and (2) in every workspace a bare interpreter name (`python3`, `python`, `py`) is
 // resolved to an absolute path by searching PATH ourselves, skipping relative PATH entries (`.`, `bin`, empty:
-// they resolve against the current directory) and every entry inside a workspace folder; the result is spawned
+// they resolve against the current directory) and every entry inside a workspace folder (compared by real
+// paths, and without regard to case on Windows and macOS, so that a symlink, `/tmp` vs `/private/tmp` or a
+// different case cannot pass a workspace's `.venv/bin` off as elsewhere); the result is spawned
 // by its absolute path, so neither the OS's own search (which on Windows tries the current directory first)
 // nor the working directory can pick a workspace file.
 import * as fs from 'fs';
@@ -79,13 +81,28 @@ export interface SearchContext {
   pathExt?: string;
 }
 
-const isInside = (child: string, parent: string, win: boolean): boolean => {
-  const norm = (p: string) => {
-    const r = path.resolve(p);
-    return win ? r.toLowerCase() : r;
-  };
-  const rel = path.relative(norm(parent), norm(child));
-  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
+/**
+ * The names a folder goes by for the inside-a-workspace check: as written (resolved) and its real path (links
+ * followed: `/tmp` is `/private/tmp` on macOS, a workspace may be opened through a symlink), folded to lower case
+ * where the file system usually ignores case (Windows, macOS).
+ */
+function spellings(p: string, fold: boolean, mod: typeof path.posix): string[] {
+  const resolved = mod.resolve(p);
+  const names = [resolved, realpath(resolved)];
+  return [...new Set(fold ? names.map((n) => n.toLowerCase()) : names)];
+}
+
+const insideOne = (child: string, parent: string, mod: typeof path.posix): boolean => {
+  const rel = mod.relative(parent, child);
+  return rel === '' || (!rel.startsWith('..') && !mod.isAbsolute(rel));
+};
+
+/** Whether `child` lies in `parent`, comparing every spelling of both (as written and real paths). */
+export const isInside = (child: string, parent: string, win: boolean, platform: NodeJS.Platform = process.platform): boolean => {
+  const mod = win ? path.win32 : path.posix;
+  const fold = win || platform === 'darwin';
+  const parents = spellings(parent, fold, mod);
+  return spellings(child, fold, mod).some((c) => parents.some((p) => insideOne(c, p, mod)));
 };
 
 function isExecutableFile(file: string, win: boolean): boolean {
@@ -108,7 +125,8 @@ function isExecutableFile(file: string, win: boolean): boolean {
  * part is not searched: an absolute one is returned as is, a relative one is refused (undefined).
  */
 export function findOnPath(name: string, ctx: SearchContext): string | undefined {
-  const win = (ctx.platform ?? process.platform) === 'win32';
+  const platform = ctx.platform ?? process.platform;
+  const win = platform === 'win32';
   const p = win ? path.win32 : path.posix;
   if (p.isAbsolute(name)) {
     return name;
@@ -123,12 +141,13 @@ export function findOnPath(name: string, ctx: SearchContext): string | undefined
     if (!dir || !p.isAbsolute(dir)) {
       continue;
     }
-    if (ctx.workspaceFolders.some((f) => isInside(dir, f, win))) {
+    // (by real paths on both sides: a PATH entry and a workspace folder may name one folder differently)
+    if (ctx.workspaceFolders.some((f) => isInside(dir, f, win, platform))) {
       continue;
     }
     for (const ext of exts) {
       const file = p.join(dir, name + ext);
-      if (isExecutableFile(file, win) && !ctx.workspaceFolders.some((f) => isInside(realpath(file), f, win))) {
+      if (isExecutableFile(file, win) && !ctx.workspaceFolders.some((f) => isInside(file, f, win, platform))) {
         return file;
       }
     }
@@ -138,8 +157,10 @@ export function findOnPath(name: string, ctx: SearchContext): string | undefined
 
 function realpath(file: string): string {
   try {
-    return fs.realpathSync(file);
+    return fs.realpathSync.native(file);
   } catch {
-    return file;
+    // (a path that does not exist: its nearest existing ancestor's real path, then the rest as written)
+    const parent = path.dirname(file);
+    return parent === file ? file : path.join(realpath(parent), path.basename(file));
   }
 }

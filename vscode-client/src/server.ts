@@ -55,7 +55,10 @@ async function selectedInterpreter(resource: vscode.Uri | undefined, log: vscode
 export async function resolveServerCommand(context: vscode.ExtensionContext, log: vscode.LogOutputChannel): Promise<ServerCommand | undefined> {
   const folder = vscode.workspace.workspaceFolders?.[0];
   const resource = folder?.uri;
-  const cwd = folder?.uri.scheme === 'file' ? folder.uri.fsPath : context.extensionPath;
+  // The server never runs in a workspace folder: whatever it (or a library it loads) might look up relative to
+  // its working directory, or on a PATH holding `.` or an empty entry, would be the workspace's. It reads the
+  // workspace through the folders the client names, not through its cwd.
+  const cwd = context.extensionPath;
 
   const folders = (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === 'file').map((f) => f.uri.fsPath);
   // a bare program name is looked up on PATH by us (never in a workspace folder, never relative to the cwd)

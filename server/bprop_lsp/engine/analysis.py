@@ -511,7 +511,8 @@ def _skeletons(ctx: Context, classes=None) -> list[Skeleton]:
     if not p.text_contains("construct"):
         return out
     newline = p.index.newline()
-    zeros = _zeros_like_spelling(p)
+    from .skeletons import zeros_like_spelling  # (skeletons.py imports this module)
+
     for cls in (p.classes if classes is None else classes):
         if cls.node.type != "classdef":
             continue  # a class built by type() has no body to add a bprop to
@@ -521,6 +522,9 @@ def _skeletons(ctx: Context, classes=None) -> list[Skeleton]:
         construct_span, end_line, indent, body_indent, inputs, out_name, dout_name = parts
         if end_line >= p.index.line_count:
             continue  # construct ends the file without a line break: nowhere clean to insert
+        # (Spelled with a module-level import no parameter of the bprop hides; plan_skeletons adds the import
+        # when there is none.)
+        zeros = zeros_like_spelling(p, {*inputs, out_name, dout_name})
         out.append(Skeleton(cls.name, construct_span, Position(end_line, 0), indent, body_indent, newline,
                             inputs, zeros, out_name, dout_name))
     return out
@@ -558,15 +562,6 @@ def _skeleton_parts(p: Program, cls) -> tuple | None:
                      "out" if "out" not in taken else "out_", "dout" if "dout" not in taken else "dout_")
     cls.__dict__["_skeleton_parts"] = (members, parts, where)
     return parts
-
-
-def _zeros_like_spelling(p: Program) -> str:
-    for local, full in p.imports.items():
-        if full in ("mindspore.ops", "mindspore.ops.functional"):
-            return f"{local}.zeros_like"
-        if full in ("mindspore.ops.zeros_like", "mindspore.ops.functional.zeros_like"):
-            return local
-    return "ops.zeros_like"
 
 
 def _has_self(fn) -> bool:

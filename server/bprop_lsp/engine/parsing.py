@@ -7,7 +7,8 @@ with changes that matter for an editor:
 
 * the old/new line lists are matched by trimming their common prefix and suffix instead of
   ``difflib.SequenceMatcher`` over every line (60-100 % of the diff parser's cost for an in-line
-  edit; the trees are the same, an edit is one changed block of lines);
+  edit; the trees are the same, an edit is one changed block of lines), and a large changed middle by
+  ``text.line_opcodes`` (about linear: difflib is cubic in the changes of a fix-all);
 * an edit that stays inside one top-level statement (typing within a line, or lines added inside it) re-parses
   just that statement and splices it into the tree: no other node is touched, where parso's diff parser
   re-links every top-level node (most of an in-line edit's cost in a large file). The statement must parse on
@@ -25,7 +26,6 @@ If the diff parser fails on some input (parso has had such bugs), the text is pa
 """
 from __future__ import annotations
 
-import difflib
 import hashlib
 import logging
 import threading
@@ -37,7 +37,8 @@ from parso.python.tree import Module
 from parso.tree import Node
 from parso.utils import split_lines as _parso_split_lines
 
-from .text import LineIndex
+from .text import LineIndex, common_ends
+from .text import line_opcodes as _matched_lines
 
 _log = logging.getLogger(__name__)
 # The prefix of the keys of statement facts (Program.statement_facts) that hold positions: dropped when lines are
@@ -132,34 +133,25 @@ def grammar():
 
 
 _SMALL = 8  # a changed block up to this many lines is re-parsed as one
+# More changed blocks than this: parsed from scratch. Each block's copy of the old nodes after it lists every
+# top-level node left (parso's ``_copy_nodes``): quadratic in the blocks (a fix-all's second pass over 5,000
+# fixes spent most of its time there), where a full parse is linear in the lines.
+_DIFF_MAX_CHANGES = 64
 
 
 def line_opcodes(old: list[str], new: list[str]) -> list[tuple[str, int, int, int, int]]:
-    """``SequenceMatcher.get_opcodes()``-shaped opcodes: the common prefix and suffix are found at C speed;
-    only a large changed middle (several distant changes) is matched line by line with difflib."""
+    """``SequenceMatcher.get_opcodes()``-shaped opcodes: the common prefix and suffix are found at C speed; a
+    changed middle up to ``_SMALL`` lines is one block (re-parsed as one), a larger one (several distant changes:
+    an edit plus a fix being checked, a fix-all) is matched by ``text.line_opcodes`` (about linear in the lines,
+    where difflib is quadratic to cubic)."""
     n_old, n_new = len(old), len(new)
-    limit = min(n_old, n_new)
-    prefix = 0
-    # Compare in chunks first: list slices compare at C speed.
-    step = 256
-    while prefix + step <= limit and old[prefix:prefix + step] == new[prefix:prefix + step]:
-        prefix += step
-    while prefix < limit and old[prefix] == new[prefix]:
-        prefix += 1
-    suffix = 0
-    room = limit - prefix
-    while suffix + step <= room and old[n_old - suffix - step:n_old - suffix] == new[n_new - suffix - step:n_new - suffix]:
-        suffix += step
-    while suffix < room and old[n_old - suffix - 1] == new[n_new - suffix - 1]:
-        suffix += 1
+    prefix, suffix = common_ends(old, new, 0, n_old, 0, n_new)
     ops: list[tuple[str, int, int, int, int]] = []
     if prefix:
         ops.append(("equal", 0, prefix, 0, prefix))
     i2, j2 = n_old - suffix, n_new - suffix
     if i2 - prefix > _SMALL and j2 - prefix > _SMALL:
-        # Several changes far apart (an edit plus a fix being checked): match only the middle with difflib.
-        matcher = difflib.SequenceMatcher(None, old[prefix:i2], new[prefix:j2])
-        for tag, a1, a2, b1, b2 in matcher.get_opcodes():
+        for tag, a1, a2, b1, b2 in _matched_lines(old[prefix:i2], new[prefix:j2]):
             ops.append((tag, prefix + a1, prefix + a2, prefix + b1, prefix + b2))
     elif prefix < i2 and prefix < j2:
         ops.append(("replace", prefix, i2, prefix, j2))
@@ -175,12 +167,12 @@ def line_opcodes(old: list[str], new: list[str]) -> list[tuple[str, int, int, in
 class _PrefixSuffixDiffParser(DiffParser):
     """parso's ``DiffParser.update`` with :func:`line_opcodes` in place of difflib."""
 
-    def update(self, old_lines, new_lines):
+    def update(self, old_lines, new_lines, opcodes=None):
         self._module._used_names = None
         self._parser_lines_new = new_lines
         self._reset()
         line_length = len(new_lines)
-        for operation, i1, i2, j1, j2 in line_opcodes(old_lines, new_lines):
+        for operation, i1, i2, j1, j2 in (opcodes if opcodes is not None else line_opcodes(old_lines, new_lines)):
             if j2 == line_length and new_lines[-1] == "":
                 j2 -= 1  # the empty part after the last newline is not relevant
             if operation == "equal":
@@ -513,9 +505,12 @@ class ParsedDocument:
                     self._leaves.clear()
                     self._clean.clear()
                     try:
-                        g = grammar()
-                        module = _PrefixSuffixDiffParser(g._pgen_grammar, g._tokenizer, old_module).update(old_lines, lines)
-                        self.last_parse = "diff"
+                        opcodes = line_opcodes(old_lines, lines)
+                        if sum(op[0] != "equal" for op in opcodes) <= _DIFF_MAX_CHANGES:
+                            g = grammar()
+                            module = _PrefixSuffixDiffParser(g._pgen_grammar, g._tokenizer, old_module).update(
+                                old_lines, lines, opcodes)
+                            self.last_parse = "diff"
                     except Exception:  # noqa: BLE001 - a diff-parser bug must not cost the user their diagnostics
                         _log.warning("incremental parse failed; parsing from scratch", exc_info=True)
                         module = None

@@ -981,23 +981,7 @@ class Program:
         return ends
 
     def _record_import(self, node) -> None:
-        try:
-            if node.type == "import_name":
-                for name, path in zip(node.get_defined_names(), node.get_paths()):
-                    full = ".".join(p.value for p in path)
-                    if name.value == path[0].value and len(path) > 1 and not _is_aliased(node, name):
-                        self.imports[name.value] = path[0].value  # `import a.b` binds `a`
-                    else:
-                        self.imports[name.value] = full
-            else:
-                if node.level:
-                    return
-                for name, path in zip(node.get_defined_names(), node.get_paths()):
-                    self.imports[name.value] = ".".join(p.value for p in path)
-        except (AttributeError, IndexError, ValueError):
-            # Half-typed import statements: keep what was read so far.
-            return
-
+        self.imports.update(import_bindings(node))
 
 
     @cached_property
@@ -1675,6 +1659,28 @@ def _scan_statements(root) -> tuple[list, list, list, list]:
         elif t in ("import_name", "import_from"):
             imports.append(node)
     return imports, classes, funcdefs, assignments
+
+
+def import_bindings(node) -> list[tuple[str, str]]:
+    """(local name, full dotted name) for each name an ``import``/``from ... import`` statement binds (``import
+    a.b`` binds ``a`` to ``a``); none for a relative import. A half-typed statement: what was read so far."""
+    out: list[tuple[str, str]] = []
+    try:
+        if node.type == "import_name":
+            for name, path in zip(node.get_defined_names(), node.get_paths()):
+                full = ".".join(p.value for p in path)
+                if name.value == path[0].value and len(path) > 1 and not _is_aliased(node, name):
+                    out.append((name.value, path[0].value))  # `import a.b` binds `a`
+                else:
+                    out.append((name.value, full))
+        else:
+            if node.level:
+                return out
+            for name, path in zip(node.get_defined_names(), node.get_paths()):
+                out.append((name.value, ".".join(p.value for p in path)))
+    except (AttributeError, IndexError, ValueError):
+        pass
+    return out
 
 
 def _name_assignments(statements: list) -> list[tuple[str, object]]:

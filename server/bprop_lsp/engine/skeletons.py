@@ -9,13 +9,14 @@ Runs no rule: only the parse (the document's, through its session) and the class
 """
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field, replace
 
 from .analysis import Skeleton, _skeletons
 from .context import Context
 from .model import Edit, Position, Span
 from .parsing import ParsedDocument, parse_text
-from .program import Program
+from .program import Program, import_bindings
 from .settings import Settings
 
 _OPS_MODULES = ("mindspore.ops", "mindspore.ops.functional")
@@ -46,7 +47,9 @@ def plan_skeletons(text: str, *, doc: ParsedDocument | None = None, lines: tuple
         skeletons = [s for s in skeletons if lines[0] <= s.construct_span.start.line <= lines[1]]
     if not skeletons:
         return SkeletonPlan()
-    spelling, import_edit = _zeros_like(program)
+    # The names the new bprops bind (their parameters) would shadow a module-level one in their bodies.
+    shadowed = {name for s in skeletons for name in (*s.inputs, s.out_name, s.dout_name)}
+    spelling, import_edit = _zeros_like(program, shadowed)
     return SkeletonPlan([replace(s, zeros_like=spelling) for s in skeletons], import_edit)
 
 
@@ -66,22 +69,62 @@ def _classes_around(p: Program, first: int, last: int) -> list:
     return found[::-1]
 
 
-def _zeros_like(p: Program) -> tuple[str, Edit | None]:
-    """How the new bprop calls zeros_like, and the import that makes the name resolve (None: already does)."""
-    for local, full in p.imports.items():
+def _zeros_like(p: Program, shadowed: set[str] = frozenset()) -> tuple[str, Edit | None]:
+    """How the new bprop calls zeros_like, and the import that makes the name resolve (None: already does).
+
+    Only the file's module-level imports count (one inside a function or a class binds nothing the bprop
+    sees), and none whose name a parameter of the bprop (``shadowed``) would hide."""
+    imports = [(local, full) for local, full in _module_imports(p) if local not in shadowed]
+    for local, full in imports:
         if full in _OPS_MODULES:
             return f"{local}.zeros_like", None
-    for local, full in p.imports.items():
+    for local, full in imports:
         if full in _ZEROS_LIKE:
             return local, None
     at = _import_position(p)
     if at is None:
         return "ops.zeros_like", None
     newline = p.index.newline()
-    # ``ops`` already names something else in this file: import MindSpore's under another name.
-    alias = "ops" if not _bound(p, "ops") else "ms_ops"
+    # ``ops`` already names something else in this file, or a parameter: import MindSpore's under another name.
+    alias = next(name for name in _aliases() if name not in shadowed and not _bound(p, name))
     line = "from mindspore import ops" + ("" if alias == "ops" else f" as {alias}")
     return f"{alias}.zeros_like", Edit(Span(at, at), line + newline)
+
+
+def zeros_like_spelling(p: Program, shadowed: set[str] = frozenset()) -> str:
+    """How a bprop whose parameters are ``shadowed`` calls zeros_like in this file (the import may be missing)."""
+    return _zeros_like(p, shadowed)[0]
+
+
+def _aliases():
+    yield "ops"
+    yield "ms_ops"
+    for n in itertools.count(2):
+        yield f"ms_ops{n}"
+
+
+def _module_imports(p: Program) -> list[tuple[str, str]]:
+    """(local, full) of the imports that bind a module-level name, in text order (later ones win: reversed)."""
+    bound: dict[str, str] = {}
+    for node in p.import_nodes:
+        if _module_level(node):
+            for local, full in import_bindings(node):
+                bound.pop(local, None)
+                bound[local] = full
+    return list(bound.items())
+
+
+def _module_level(node) -> bool:
+    """Whether a statement runs at module level (not in a function, class or lambda body, nor under
+    ``if TYPE_CHECKING:``, which never runs)."""
+    parent = node.parent
+    while parent is not None and parent.type != "file_input":
+        if parent.type in ("funcdef", "classdef", "lambdef", "async_funcdef", "async_stmt"):
+            return False
+        if parent.type == "if_stmt" and "TYPE_CHECKING" in parent.children[1].get_code():
+            return False
+        parent = parent.parent
+    return True
 
 
 def _bound(p: Program, name: str) -> bool:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import sys
 
 from lsprotocol import types
 
@@ -57,16 +58,26 @@ def collection_pending() -> bool:
 
 def _trim_heap() -> None:
     """Give freed heap pages back to the OS (glibc keeps them otherwise: parse trees and texts of closed
-    documents are freed, but the process size would only ever grow over a long session)."""
+    documents are freed, but the process size would only ever grow over a long session).
+
+    glibc's ``malloc_trim`` is looked up in the process's own symbols (``CDLL(None)``, as malloc_tuning.py does),
+    never with ``ctypes.util.find_library``: where ``ldconfig -p`` does not answer (NixOS, Guix, musl) that runs
+    ``gcc``, ``cc`` or ``ld`` found on PATH, and the server runs wherever the editor started it, perhaps with
+    ``.`` on PATH: a workspace's own program. Another libc has no ``malloc_trim``: nothing is done."""
     global _malloc_trim
     if _malloc_trim is None:
-        try:
-            import ctypes
-            import ctypes.util
+        _malloc_trim = False
+        if sys.platform.startswith("linux"):
+            try:
+                import ctypes
 
-            _malloc_trim = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
-        except (OSError, AttributeError):
-            _malloc_trim = False
+                libc = ctypes.CDLL(None)
+                libc.gnu_get_libc_version  # noqa: B018 - glibc only
+                _malloc_trim = libc.malloc_trim
+                _malloc_trim.argtypes = (ctypes.c_size_t,)
+                _malloc_trim.restype = ctypes.c_int
+            except (OSError, AttributeError):
+                _malloc_trim = False
     if _malloc_trim:
         _malloc_trim(0)
 

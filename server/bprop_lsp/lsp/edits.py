@@ -1,8 +1,6 @@
 """Workspace edits in the shape the client supports, and minimal edits between two texts."""
 from __future__ import annotations
 
-import difflib
-
 from lsprotocol import types
 
 from typing import TYPE_CHECKING
@@ -25,31 +23,27 @@ def workspace_edit(ls, uri: str, version, edits: list[types.TextEdit]) -> types.
 
 
 def minimal_edits(old: str, new: str) -> list[tuple["Span", str]]:
-    """Edits (code-point spans in ``old``) turning ``old`` into ``new``, touching only the changed text."""
+    """Edits (code-point spans in ``old``) turning ``old`` into ``new``, touching only the changed text.
+
+    The lines are matched by ``engine.text.line_opcodes`` (about linear in the lines: a fix-all changes lines
+    all over a file, and difflib's matcher is cubic in them); each changed block is trimmed to the characters
+    that differ."""
     if old == new:
         return []
     from ..engine.model import Span
-    from ..engine.text import LineIndex
+    from ..engine.text import LineIndex, line_opcodes
 
     a, b = old.splitlines(keepends=True), new.splitlines(keepends=True)
-    # Common prefix/suffix first so the matcher sees only the changed middle.
-    p = 0
-    while p < min(len(a), len(b)) and a[p] == b[p]:
-        p += 1
-    s = 0
-    while s < min(len(a), len(b)) - p and a[len(a) - 1 - s] == b[len(b) - 1 - s]:
-        s += 1
     index = LineIndex(old)
     line_offsets = [0]
     for line in a:
         line_offsets.append(line_offsets[-1] + len(line))
     out: list = []
-    matcher = difflib.SequenceMatcher(None, a[p:len(a) - s], b[p:len(b) - s], autojunk=False)
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+    for tag, i1, i2, j1, j2 in line_opcodes(a, b):
         if tag == "equal":
             continue
-        start, end = line_offsets[p + i1], line_offsets[p + i2]
-        old_chunk, new_chunk = old[start:end], "".join(b[p + j1:p + j2])
+        start, end = line_offsets[i1], line_offsets[i2]
+        old_chunk, new_chunk = old[start:end], "".join(b[j1:j2])
         # Trim the characters the chunks share at both ends.
         k = 0
         while k < min(len(old_chunk), len(new_chunk)) and old_chunk[k] == new_chunk[k]:

@@ -104,8 +104,12 @@ class MessageReader:
 
     # ------------------------------------------------------------------ headers
     async def _next_header(self) -> int | None:
-        """Skip to the next ``Content-Length`` header block and consume it; its length (None at the end)."""
+        """Skip to the next ``Content-Length`` header block and consume it; its length (None at the end).
+
+        Every byte is scanned a bounded number of times (a rescan of the whole buffer per header-like line cost
+        ~19 s per MB of such junk, with the event loop blocked)."""
         skipped = 0
+        searched_to = 0  # no blank line in buf[:searched_to] (while waiting for more of a header block)
         while True:
             match = HEADER_START.search(self.buf)
             if match is None:
@@ -116,15 +120,23 @@ class MessageReader:
                     return None
                 continue
             skipped += self._skip(match.start())
-            end = HEADERS_END.search(self.buf)
-            if end is None:
-                if len(self.buf) > MAX_HEADERS:
-                    skipped += self._skip(len(b"Content-Length"))  # not a header block after all
+            # The block ends at the first blank line, searched for once per buffer: a header start more than
+            # MAX_HEADERS before it (or before the buffer's end, when there is none) starts no header block, and
+            # neither does any header start between it and that point, so all of them are skipped at once (header-
+            # like junk without a blank line: one scan, not one per ``Content-Length`` in it).
+            end = HEADERS_END.search(self.buf, searched_to)
+            if end is None or end.start() > MAX_HEADERS:
+                limit = end.start() if end is not None else len(self.buf)
+                if limit > MAX_HEADERS:
+                    skipped += self._skip(limit - MAX_HEADERS)  # not a header block after all
+                    searched_to = 0
                     continue
+                searched_to = max(0, len(self.buf) - 3)  # (a blank line may straddle the next chunk)
                 if not await self._fill():
                     self._report_skipped(skipped + len(self.buf.strip()))
                     return None
                 continue
+            searched_to = 0
             end_at = end.end()
             line = self._last_length_line(end_at)
             if line is None:

@@ -7,7 +7,10 @@ analysis. A fix that fails the check is dropped from the diagnostics, which are 
 
 The fix checks run in chunks of a few checks on the one worker thread: a chunk stops as soon as an analysis
 (of any document) is waiting for the worker, and the next chunk is queued behind it, so a keystroke never
-waits for more than one fix check; checks of a version that is no longer current are abandoned.
+waits for more than one fix check; checks of a version that is no longer current are abandoned. The worker
+runs its jobs by priority (worker.py): an edit's analysis first, then what a request waits for, first analyses
+of opened documents, fix checks, and the workspace scan (on a thread of its own, a file at a time when the
+worker is free).
 
 A document over the size limit (``documents.oversize``) is not analysed: one warning names it. An analysis
 that raises is recorded for its (text revision, settings) like a result: no retry until either changes.
@@ -24,7 +27,6 @@ import itertools
 import logging
 import os
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -32,6 +34,8 @@ from ..sources import MAX_BYTES
 from .diagnostics import publish
 from .documents import DocState, Result, oversize
 from .gc_hold import GcHold
+from . import worker as prio
+from .worker import PriorityWorker
 
 if TYPE_CHECKING:
     from .server import BpropServer
@@ -39,7 +43,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 DEFAULT_DEBOUNCE_MS = 80
 VERIFY_IDLE_S = 0.4
-VERIFY_GROUP = 32  # fixes checked together in one job
+VERIFY_GROUP = 32  # at most this many fixes checked together in one job
+VERIFY_FIRST_GROUP = 4  # the first group's size; the next ones are sized to take about VERIFY_CHUNK_S
 VERIFY_CHUNK_S = 0.05  # the longest a chunk of fix checks keeps the worker when nothing else waits
 
 
@@ -53,8 +58,12 @@ def debounce_seconds() -> float:
 class Scheduler:
     def __init__(self, ls: "BpropServer"):
         self.ls = ls
-        # One worker: parses sharing a document's cache key must not interleave, and the GIL gives no more.
-        self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="bprop-analysis")
+        # One worker: parses sharing a document's cache key must not interleave, and the GIL gives no more. Its
+        # jobs run by priority (worker.py): a keystroke's analysis before fix checks, first analyses, the scan.
+        self.executor = PriorityWorker("bprop-analysis")
+        # The workspace scan's files (no document's parse state) on a thread of their own, each started only when
+        # the analysis worker is free: a large file's analysis (seconds) never holds a keystroke up in the queue.
+        self.scan_executor = PriorityWorker("bprop-scan")
         self.debounce = debounce_seconds()
         self._ids = itertools.count(1)
         # Bumped by every edit, open, close or settings change (workspace diagnostics long-poll on it).
@@ -66,9 +75,19 @@ class Scheduler:
         self.gc_hold = GcHold()
 
     # ------------------------------------------------------------------ the worker
-    def run(self, fn, *args) -> asyncio.Future:
-        """``fn(*args)`` on the analysis worker."""
-        return asyncio.get_running_loop().run_in_executor(self.executor, self._counted, fn, args)
+    def run(self, fn, *args, priority: int = prio.REQUEST) -> asyncio.Future:
+        """``fn(*args)`` on the analysis worker, after the jobs waiting there with a more urgent ``priority``."""
+        return asyncio.wrap_future(self.executor.submit(self._counted, fn, args, priority=priority))
+
+    def run_scan(self, fn, *args) -> asyncio.Future:
+        """``fn(*args)`` (a workspace file, no document's state) on the scan thread, started once the analysis
+        worker has nothing to run or waiting."""
+
+        def when_idle():
+            self.executor.wait_idle()
+            return self._counted(fn, args)
+
+        return asyncio.wrap_future(self.scan_executor.submit(when_idle, priority=prio.SCAN))
 
     def _counted(self, fn, args):
         self._jobs_running += 1
@@ -209,7 +228,8 @@ class Scheduler:
 
             freeze = not collection_pending()
         try:
-            analysis = await self.run(self._analyse_text, state, text, settings, ticket, freeze)
+            analysis = await self.run(self._analyse_text, state, text, settings, ticket, freeze,
+                                      priority=prio.KEYSTROKE if state.analysed_once else prio.OPEN)
         finally:
             self._analyses_waiting.discard(ticket)
         log.info("analysed %s v%s in %.1f ms", doc.uri, version, (time.perf_counter() - t0) * 1e3)
@@ -225,7 +245,9 @@ class Scheduler:
         if state.verify_task is not None and not state.verify_task.done():
             # A waiting check is dropped; a running one stops at its next chunk (its result is stale).
             state.verify_task.cancel()
-        state.verify_task = asyncio.get_running_loop().create_task(self._verify(state, result, text, delay))
+        # Checks someone waits for (a code action: no delay) come before other background work.
+        priority = prio.REQUEST if delay == 0 else prio.VERIFY
+        state.verify_task = asyncio.get_running_loop().create_task(self._verify(state, result, text, delay, priority))
         state.verify_task.add_done_callback(self._log_failure)
 
     def _store(self, state: DocState, version, settings, analysis, *, verified: bool) -> None:
@@ -237,7 +259,8 @@ class Scheduler:
         if not self.ls.caps.pull_diagnostics:
             publish(self.ls, doc.uri, version, diagnostics)
 
-    async def _verify(self, state: DocState, result: Result, text: str, delay: float = 0.0) -> None:
+    async def _verify(self, state: DocState, result: Result, text: str, delay: float = 0.0,
+                      priority: int = prio.VERIFY) -> None:
         doc = state.doc
 
         def stale() -> bool:
@@ -255,27 +278,39 @@ class Scheduler:
         try:
             t0 = time.perf_counter()
             chunks = 0
+            groups: list = []  # (size, ms) of each group checked together, for the log
             fixable = [f for f in findings if f.fix is not None]
             if len(fixable) >= 2:
                 # Fixes applied a group at a time, each group re-parsed and re-checked in one job: those a group
                 # clears need no check of their own (400 findings: 13 re-checks instead of 400). A group costs
                 # about what one fix costs (the re-check of the file dominates), so the worker is not held longer.
-                for start in range(0, len(fixable), VERIFY_GROUP):
-                    group = fixable[start:start + VERIFY_GROUP]
-                    progress.cleared |= await self.run(progress.session.cleared_together, group, text, result.settings)
+                # Each group is sized from the last one's time to take about VERIFY_CHUNK_S (a group is one job: a
+                # keystroke waits for at most one); when even a few fixes take longer, the rest are checked one by
+                # one, in chunks that stop as soon as an analysis waits.
+                start, size = 0, VERIFY_FIRST_GROUP
+                while start < len(fixable) and size >= 2:
+                    group = fixable[start:start + size]
+                    cleared, elapsed = await self.run(_timed, progress.session.cleared_together, group, text,
+                                                      result.settings, priority=priority)
+                    progress.cleared |= cleared
+                    groups.append((len(group), round(elapsed * 1e3, 2)))
+                    start += len(group)
+                    per_fix = elapsed / len(group)
+                    size = min(VERIFY_GROUP, int(VERIFY_CHUNK_S / per_fix) if per_fix > 0 else VERIFY_GROUP)
                     if stale():
                         log.info("dropped the fix checks of %s v%s (outdated)", doc.uri, result.version)
                         return
             while progress.next < len(findings):
                 # One chunk per worker job: analyses submitted meanwhile run before the next chunk.
-                chunk = await self.run(self._verify_chunk, findings, progress, stale)
+                chunk = await self.run(self._verify_chunk, findings, progress, stale, priority=priority)
                 chunks += 1
                 if chunk is None or stale():
                     log.info("dropped the fix checks of %s v%s (outdated)", doc.uri, result.version)
                     return
                 checked.extend(chunk)
-            log.info("checked the fixes of %s v%s in %.1f ms (%d chunks)", doc.uri, result.version,
-                     (time.perf_counter() - t0) * 1e3, chunks)
+            log.info("checked the fixes of %s v%s in %.1f ms (%d chunks; groups checked together, size and ms: %s)",
+                     doc.uri, result.version, (time.perf_counter() - t0) * 1e3, chunks,
+                     groups)
         except asyncio.CancelledError:
             raise
         except Exception:  # noqa: BLE001 - an unchecked fix is never offered
@@ -381,6 +416,13 @@ class _VerifyProgress:
         self.text, self.settings, self.session = text, settings, session
         self.next = 0
         self.cleared: set[int] = set()  # ids of the findings whose fixes were checked together
+
+
+def _timed(fn, *args):
+    """``fn(*args)`` and the seconds it took (on the worker: the time it held the worker, not the time queued)."""
+    t0 = time.perf_counter()
+    value = fn(*args)
+    return value, time.perf_counter() - t0
 
 
 def _display(uri: str) -> str:

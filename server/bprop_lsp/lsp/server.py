@@ -235,6 +235,7 @@ def create_server() -> BpropServer:
     @ls.feature(types.SHUTDOWN)
     def shutdown(ls: BpropServer, params: None) -> None:
         ls.scheduler.executor.shutdown(wait=False, cancel_futures=True)
+        ls.scheduler.scan_executor.shutdown(wait=False, cancel_futures=True)
 
     ls.feature(types.TEXT_DOCUMENT_DID_OPEN)(did_open.did_open)
     ls.feature(types.TEXT_DOCUMENT_DID_CHANGE)(did_change.did_change)

@@ -12,6 +12,7 @@ import os
 import queue
 import sys
 import threading
+import time
 from typing import TYPE_CHECKING, BinaryIO
 
 from pygls.exceptions import JsonRpcException, JsonRpcParseError
@@ -85,7 +86,8 @@ def serve_stdio(ls: "BpropServer", stdin: BinaryIO | None = None, stdout: Binary
 
 async def _serve(ls: "BpropServer", stdin: BinaryIO) -> None:
     chunks = _ChunkReader(stdin, asyncio.get_running_loop())
-    reader = MessageReader(chunks.read, lambda body: handle_body(ls, body), lambda err: report_frame_error(ls, err),
+    digest = FrameErrorDigest(ls)
+    reader = MessageReader(chunks.read, lambda body: handle_body(ls, body), digest.report,
                            max_bytes=MAX_MESSAGE_BYTES)
     task = asyncio.ensure_future(reader.run())
 
@@ -122,8 +124,70 @@ def handle_body(ls: "BpropServer", body: bytes) -> bool:
 
 def report_frame_error(ls: "BpropServer", error: FrameError) -> None:
     """Tell the client (log message; an error response when the broken message was a request with a readable id)."""
-    log.warning("broken message: %s", error.message)
-    ls.log_error(f"bprop-lsp: broken message from the client: {error.message}")
+    _log_frame_error(ls, error.message)
+    _answer(ls, error)
+
+
+def _log_frame_error(ls: "BpropServer", message: str) -> None:
+    log.warning("broken message: %s", message)
+    ls.log_error(f"bprop-lsp: broken message from the client: {message}")
+
+
+def _answer(ls: "BpropServer", error: FrameError) -> None:
     if error.request_id is not None:
         ls.protocol._send_response(error.request_id, error=JsonRpcParseError(
             f"bprop-lsp could not read this request: {error.message}").to_response_error())
+
+
+class FrameErrorDigest:
+    """Framing errors told to the client a burst at a time: the first ``SHOWN`` of a burst one by one, the rest
+    as one log message with their count once the stream has been free of errors for ``QUIET_S`` (880 KB of
+    1-byte bogus bodies were 40,000 ``window/logMessage``s). A broken request with a readable id is still
+    answered, each one: the client waits for that answer."""
+
+    SHOWN = 10
+    QUIET_S = 1.0
+    MAX_HELD_S = 5.0
+
+    def __init__(self, ls: "BpropServer"):
+        self.ls = ls
+        self.in_burst = 0  # errors in the current burst
+        self.held = 0  # of which not shown yet
+        self.last = ""
+        self.held_since = 0.0
+        self._timer: asyncio.TimerHandle | None = None
+
+    def report(self, error: FrameError) -> None:
+        self.in_burst += 1
+        if self.in_burst <= self.SHOWN:
+            _log_frame_error(self.ls, error.message)
+        else:
+            if not self.held:
+                self.held_since = time.monotonic()
+            self.held += 1
+            self.last = error.message
+            if time.monotonic() - self.held_since >= self.MAX_HELD_S:
+                self._tell_held()  # a burst that does not end is still told, every MAX_HELD_S
+        _answer(self.ls, error)
+        self._restart_timer()
+
+    def _restart_timer(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        try:
+            self._timer = asyncio.get_running_loop().call_later(self.QUIET_S, self.flush)
+        except RuntimeError:  # no loop: now
+            self.flush()
+
+    def flush(self) -> None:
+        """End the burst: one message for the errors held back."""
+        self._timer = None
+        self._tell_held()
+        self.in_burst = 0
+
+    def _tell_held(self) -> None:
+        if self.held:
+            _log_frame_error(self.ls, f"{self.held} more in the same burst (not shown one by one); the last: "
+                                      f"{self.last}")
+        self.held = 0
+        self.last = ""

@@ -140,7 +140,7 @@ async def workspace_diagnostic(ls: "BpropServer", params: types.WorkspaceDiagnos
                 items.append(types.WorkspaceUnchangedDocumentDiagnosticReport(
                     uri=uri, version=None, result_id=disk.result_id))
             elif "bprop" in disk.text or uri in previous:
-                analysis = await ls.scheduler.run(_analyse, disk.text, settings)
+                analysis = await ls.scheduler.run_scan(_analyse, disk.text, settings)  # (behind any analysis)
                 doc = Document(uri, disk.text, None)
                 diags = [to_diagnostic(ls, uri, None, f, doc.lines(), doc.line_text) for f in analysis.findings]
                 if diags or uri in previous:

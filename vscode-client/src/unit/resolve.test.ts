@@ -5,7 +5,7 @@ import * as assert from 'assert';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import { argvOf, expandVariables, findOnPath, programSetting } from '../resolve';
+import { argvOf, expandVariables, findOnPath, isInside, programSetting } from '../resolve';
 
 const HOME = '/home/me';
 const WS = '/work/project';
@@ -120,4 +120,42 @@ test('findOnPath: Windows names with PATHEXT, workspace skipped case-insensitive
   fs.writeFileSync(path.join(t.ws, 'py.exe'), 'MZ');
   const found = findOnPath('py', { pathEnv: [t.ws.toUpperCase(), t.sys].join(';'), workspaceFolders: [t.ws], platform: 'win32', pathExt: '.COM;.EXE' });
   assert.ok(found && found.toLowerCase().endsWith(path.join('usr', 'bin', 'py.exe').toLowerCase()), String(found));
+});
+
+test('findOnPath: a workspace opened through a symlink is still the workspace', { skip: process.platform === 'win32' }, () => {
+  // (as /tmp and /private/tmp on macOS: the PATH entry and the workspace folder name one folder differently)
+  const t = tree();
+  const wsLink = path.join(t.root, 'ws-link');
+  fs.symlinkSync(t.ws, wsLink);
+  const linkBin = path.join(wsLink, '.venv', 'bin');
+  // the folder as opened is the link, PATH names the real folder ...
+  assert.strictEqual(findOnPath('python3', { pathEnv: [t.wsBin, t.sys].join(':'), workspaceFolders: [wsLink] }), path.join(t.sys, 'python3'));
+  // ... or the other way round
+  assert.strictEqual(findOnPath('python3', { pathEnv: [linkBin, t.sys].join(':'), workspaceFolders: [t.ws] }), path.join(t.sys, 'python3'));
+  assert.strictEqual(findOnPath('python3', { pathEnv: [linkBin].join(':'), workspaceFolders: [t.ws] }), undefined);
+});
+
+test('findOnPath: a PATH entry that is a symlink to a folder inside the workspace is skipped', { skip: process.platform === 'win32' }, () => {
+  const t = tree();
+  const binLink = path.join(t.root, 'bin-link');
+  fs.symlinkSync(t.wsBin, binLink);  // the python3 in it is a plain file: only the folder is a link
+  assert.strictEqual(findOnPath('python3', { pathEnv: [binLink, t.sys].join(':'), workspaceFolders: [t.ws] }), path.join(t.sys, 'python3'));
+});
+
+test('findOnPath: a venv python linking out of the workspace is still the workspace venv', { skip: process.platform === 'win32' }, () => {
+  // .venv/bin/python3 -> /usr/bin/python3 runs with the venv's site-packages (its .pth files, even under -I)
+  const t = tree();
+  fs.rmSync(path.join(t.wsBin, 'python3'));
+  fs.symlinkSync(path.join(t.sys, 'python3'), path.join(t.wsBin, 'python3'));
+  const wsLink = path.join(t.root, 'ws-link');
+  fs.symlinkSync(t.ws, wsLink);
+  assert.strictEqual(findOnPath('python3', { pathEnv: [path.join(wsLink, '.venv', 'bin')].join(':'), workspaceFolders: [t.ws] }), undefined);
+});
+
+test('isInside: case is ignored on macOS and Windows, not on Linux', () => {
+  assert.strictEqual(isInside('/Users/Me/Project/.venv/bin', '/users/me/project', false, 'darwin'), true);
+  assert.strictEqual(isInside('/Users/Me/Project/.venv/bin', '/users/me/project', false, 'linux'), false);
+  assert.strictEqual(isInside('C:\\Users\\Me\\Project\\.venv\\Scripts', 'c:\\users\\me\\PROJECT', true, 'win32'), true);
+  assert.strictEqual(isInside('/home/me/project-other/bin', '/home/me/project', false, 'linux'), false);
+  assert.strictEqual(isInside('/home/me/project', '/home/me/project', false, 'linux'), true);
 });
