@@ -50,8 +50,10 @@ truthy "$vscode" && vscode=1 || vscode=0
 # --- 1. the project venv ------------------------------------------------------------------------------------
 python=${PYTHON:-python3}
 command -v "$python" >/dev/null || die "no '$python' on PATH: install Python >= 3.10 (or set PYTHON=/path/to/python3)"
+version=$("$python" -c 'import platform; print(platform.python_version())' 2>/dev/null) \
+  || die "'$python' does not run: install Python >= 3.10 (or set PYTHON=/path/to/python3)"
 "$python" -c 'import sys; sys.exit(sys.version_info < (3, 10))' \
-  || die "'$python' is Python $("$python" -c 'import platform; print(platform.python_version())'); bprop-lsp needs >= 3.10 (set PYTHON=...)"
+  || die "'$python' is Python $version; bprop-lsp needs >= 3.10 (set PYTHON=...)"
 venv_ok() { [ -x .venv/bin/python ] && .venv/bin/python -m pip --version >/dev/null 2>&1; }
 if ! venv_ok; then
   rm -rf .venv  # a half-made venv (no pip) from an earlier failed attempt
@@ -103,7 +105,8 @@ else
   command -v node >/dev/null || missing+=("node >= 20")
   command -v npm >/dev/null || missing+=("npm")
   command -v apt-get >/dev/null || missing+=("apt-get (Debian/Ubuntu)")
-  say "VS Code tests: skipped (not asked for${missing[*]:+; this machine also lacks: ${missing[*]}}). --with-vscode (or BPROP_TEST_VSCODE=1; CI=true does) runs them: node >= 20 with npm, apt + root for chromium, g++, make, libkrb5-dev and ripgrep, network to the npm registry; about 13 min the first time"
+  lacks=$(printf '%s, ' ${missing[@]+"${missing[@]}"}); lacks=${lacks%, }
+  say "VS Code tests: skipped (not asked for${lacks:+; this machine also lacks: $lacks}). --with-vscode (or BPROP_TEST_VSCODE=1; CI=true does) runs them: node >= 20 with npm, apt + root for chromium, g++, make, libkrb5-dev and ripgrep, network to the npm registry; about 13 min the first time"
 fi
 
 if [ "$status" = 0 ]; then say "PASSED"; else say "FAILED"; fi
