@@ -11,7 +11,8 @@
 #                      as /usr/bin/nvim, which the tests tell apart from the 0.11 wheel by version.
 #                      BPROP_EDITORS_NEOVIM07=0 leaves it out (then that test skips)
 #
-# Needs root (or passwordless sudo). Exit 0 when everything is present afterwards, 1 otherwise.
+# Needs root (or passwordless sudo: `sudo -n`, never a prompt) and the Debian archive. scripts/test.sh runs it only
+# when the editor tests are asked for (--with-editors, BPROP_TEST_EDITORS=1 or CI=true). Exit 0 when everything is present afterwards, 1 otherwise.
 set -euo pipefail
 
 want=()
@@ -34,15 +35,14 @@ fi
 sudo=()
 if [ "$(id -u)" -ne 0 ]; then
   if command -v sudo >/dev/null && sudo -n true 2>/dev/null; then sudo=(sudo -n); else
-    echo "install-editors.sh: need root to install: ${want[*]}" >&2
+    echo "install-editors.sh: need root (or passwordless sudo; it never prompts) to install: ${want[*]}" >&2
     exit 1
   fi
 fi
 
 echo "install-editors.sh: installing ${want[*]}"
 start=$(date +%s)
-export DEBIAN_FRONTEND=noninteractive
-# wait (up to 5 min) instead of failing when another apt/dpkg holds the lock
-"${sudo[@]}" apt-get -o DPkg::Lock::Timeout=300 update -qq
-"${sudo[@]}" apt-get -o DPkg::Lock::Timeout=300 install -y -qq --no-install-recommends "${want[@]}" >/dev/null
+# wait (up to 5 min) instead of failing when another apt/dpkg holds the lock; env: sudo would drop the variable
+"${sudo[@]}" apt-get -o DPkg::Lock::Timeout=300 update -qq || { echo "install-editors.sh: apt-get update failed (it needs the Debian archive)" >&2; exit 1; }
+"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y -qq --no-install-recommends "${want[@]}" >/dev/null
 echo "install-editors.sh: done in $(( $(date +%s) - start ))s"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -242,6 +243,107 @@ def test_installed_serve_answers_over_stdio(installed_wheel, tmp_path):
     assert proc.returncode == 0, proc.stderr[-2000:]
 
 
+SDIST_TREES = ("tests", "docs", "examples", "editors", "scripts")
+SDIST_FILES = (".pre-commit-hooks.yaml", ".github/workflows/release.yml", "vscode-client/package.json", "LICENSE",
+               "README.md", "pyproject.toml")
+
+
+@pytest.mark.packaging
+def test_sdist_carries_the_test_suite_and_what_it_reads(installed_wheel):
+    """An unpacked sdist runs its tests: every conftest.py, fixture, checked doc, example, editor snippet and
+    script is in it (MANIFEST.in), not only the tests/test_*.py files setuptools picks by default."""
+    import tarfile
+
+    if not (ROOT / ".git").exists() or shutil.which("git") is None:
+        pytest.skip("needs the git checkout to know which files are tracked")
+    tracked = subprocess.run(["git", "ls-files", *SDIST_TREES, *SDIST_FILES], cwd=ROOT, capture_output=True,
+                             text=True, check=True).stdout.split()
+    with tarfile.open(installed_wheel["sdist"]) as tar:
+        names = {n.split("/", 1)[1] for n in tar.getnames() if "/" in n}
+    missing = sorted(set(tracked) - names)
+    assert not missing, missing
+    assert {"tests/conftest.py", "tests/editors/conftest.py", "tests/fixtures/seed_muladd.py"} <= names
+    assert not [n for n in names if "__pycache__" in n or n.endswith(".pyc")]
+
+
+@pytest.mark.packaging
+def test_a_local_build_names_no_address_that_does_not_exist(installed_wheel):
+    """No public repository exists yet: the wheel built from the checkout has no Project-URL and its long
+    description (README.md) links only relative to the repository; the release pins both
+    (scripts/pin_release_links.py)."""
+    import zipfile
+
+    with zipfile.ZipFile(installed_wheel["wheel"]) as whl:
+        meta = next(whl.read(n).decode() for n in whl.namelist() if n.endswith(".dist-info/METADATA"))
+    assert "Project-URL:" not in meta
+    assert "github.com/bprop-lsp" not in meta
+
+
+def _pin_module():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("pin_release_links", ROOT / "scripts/pin_release_links.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_release_pins_every_readme_link_to_a_file_of_the_tag(tmp_path):
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+    pin = _pin_module()
+    for name in ("README.md", "pyproject.toml"):
+        (tmp_path / name).write_bytes((ROOT / name).read_bytes())
+    repo, ref = "https://git.example/o/bprop-lsp", "v9.9.9"
+    # links are checked against this checkout (the tag's tree)
+    pinned, problems = pin.pin_markdown((ROOT / "README.md").read_text(encoding="utf-8"), repo, ref, ROOT)
+    assert not problems, problems
+    links = [m.group(3) for m in pin.LINK.finditer(pinned)]
+    assert links and all(not pin.is_relative(link) for link in links), [l for l in links if pin.is_relative(l)]
+    for link in links:
+        if link.startswith(repo):
+            kind, _, rel = link[len(repo) + 1:].partition(f"/{ref}/")
+            assert kind in ("blob", "raw") and (ROOT / rel.partition("#")[0]).exists(), link
+    assert any(link.startswith(f"{repo}/raw/{ref}/") for link in links), "the screenshot is an image link"
+    # the script itself, on a copy
+    for entry in ROOT.iterdir():
+        if entry.name not in ("README.md", "pyproject.toml"):
+            (tmp_path / entry.name).symlink_to(entry)
+    assert pin.main(["--repo", repo, "--ref", ref, "--root", str(tmp_path)]) == 0
+    urls = tomllib.loads((tmp_path / "pyproject.toml").read_text())["project"]["urls"]
+    assert urls["Source"] == repo and urls["Issues"] == f"{repo}/issues"
+    assert pin.main(["--repo", repo, "--ref", ref, "--root", str(tmp_path)]) == 2  # already pinned
+
+
+def test_release_pinning_refuses_a_link_to_a_missing_file():
+    pin = _pin_module()
+    text, problems = pin.pin_markdown("[a](docs/nope.md) [b](#x) [c](https://x.example/y) ![i](docs/rules.md)",
+                                      "https://git.example/o/r", "v1", ROOT)
+    assert problems == ["README.md: link to docs/nope.md: no docs/nope.md in the checkout"]
+    assert "(#x)" in text and "(https://x.example/y)" in text and "(https://git.example/o/r/raw/v1/docs/rules.md)" in text
+
+
+def test_sarif_names_the_project_home_only_when_the_metadata_has_one(monkeypatch):
+    from importlib import metadata
+
+    from bprop_lsp.cli import output
+
+    class Meta:
+        def __init__(self, urls):
+            self.urls = urls
+
+        def get_all(self, key):
+            return self.urls if key == "Project-URL" else None
+
+    monkeypatch.setattr(metadata, "metadata", lambda name: Meta([]))
+    assert output._information_uri() == {}
+    monkeypatch.setattr(metadata, "metadata", lambda name: Meta(["Issues, https://h.example/o/r/issues",
+                                                                 "Source, https://h.example/o/r"]))
+    assert output._information_uri() == {"informationUri": "https://h.example/o/r"}
+
+
 # --- the release workflow -------------------------------------------------------------------------------------
 
 def test_release_workflow_builds_publishes_with_trusted_publishing_and_attaches_the_vsix():
@@ -258,6 +360,9 @@ def test_release_workflow_builds_publishes_with_trusted_publishing_and_attaches_
     assert not any("password" in (step.get("with") or {}) for step in publish["steps"]), "trusted publishing: no token"
     release = " ".join(str(step.get("run", "")) for step in jobs["github-release"]["steps"])
     assert "gh release create" in release
+    steps = [str(step.get("run", "")) for step in jobs["build"]["steps"]]
+    pin = next(i for i, run in enumerate(steps) if "scripts/pin_release_links.py" in run)
+    assert pin < next(i for i, run in enumerate(steps) if "python -m build" in run), "links pinned before the build"
     assert any(".vsix" in str(step.get("run", "")) for step in jobs["build"]["steps"])
 
 

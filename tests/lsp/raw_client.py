@@ -25,6 +25,7 @@ class RawServer:
         self.responses: dict = {}
         self.notifications: list[dict] = []
         self.server_requests: list[dict] = []
+        self.arrivals: list[dict] = []  # every message from the server, in the order it came
         self.next_id = 0
         self.reader = threading.Thread(target=self._read, daemon=True)
         self.reader.start()
@@ -45,6 +46,8 @@ class RawServer:
                     if name.strip().lower() == "content-length":
                         length = int(value)
                 msg = json.loads(out.read(length))
+                with self.cond:
+                    self.arrivals.append(msg)
                 if "method" in msg and "id" in msg:
                     result = None
                     if msg["method"] == "workspace/configuration":

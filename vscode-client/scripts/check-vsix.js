@@ -1,7 +1,8 @@
 // Checks an unpacked .vsix (its extension/ folder): the icon is there and is a 128x128 PNG, the bundled rule
 // pages are there, and every link and image of the packaged README is absolute (https) or an in-page anchor,
 // and names a file that exists in this repository at the path the URL gives -- so the Marketplace page,
-// which renders that README, has no broken relative link.
+// which renders that README, has no broken relative link. Without a repository (BPROP_REPO_URL unset: no public
+// one exists yet) the packaged README must hold no relative link at all (scripts/package.js drops them).
 // usage: node scripts/check-vsix.js EXT_DIR        (test-in-vscode.sh runs it after `npm run package`)
 'use strict';
 const fs = require('fs');
@@ -30,7 +31,12 @@ function check(extDir, repoRoot, urls = baseUrls()) {
   const readme = fs.readFileSync(path.join(extDir, readmeName), 'utf8');
   const links = [...readme.matchAll(/!?\[(?:[^\]\[]|!\[[^\]\[]*\]\([^)]*\))*\]\(([^)\s]+)[^)]*\)/g)].map((m) => m[1]);
   links.push(...[...readme.matchAll(/<img[^>]+src=["']([^"']+)["']/g)].map((m) => m[1]));
-  if (!links.length) problems.push('no link found in the packaged README (the pattern is wrong)');
+  // With a repository (a release), the README's relative links were rewritten to it: there must be some.
+  // Without one, no relative link may be left (package.js keeps their text only).
+  if (urls && !links.length) problems.push('no link found in the packaged README (the pattern is wrong)');
+  if (!urls && /\]\(([^)\s#][^)\s]*)\)/.test(readme.replace(/\]\((https:|mailto:)[^)]*\)/g, ''))) {
+    problems.push('a relative link is left in the packaged README');
+  }
   for (const link of links) {
     if (link.startsWith('#') || /^mailto:/.test(link)) continue;
     if (!/^https:\/\//.test(link)) {
@@ -38,6 +44,7 @@ function check(extDir, repoRoot, urls = baseUrls()) {
       continue;
     }
     const url = new URL(link);  // resolves ../ segments as a browser does
+    if (!urls) continue;
     for (const kind of ['blob', 'raw']) {
       const prefix = `${urls.repo}/${kind}/${urls.ref}/`;
       if (url.href.startsWith(prefix)) {

@@ -15,7 +15,9 @@
 #       a python3 in the workspace first on PATH and ${workspaceFolder} in the user settings (never used);
 #   2. a Playwright smoke test of the workbench with the .vsix installed: squiggle, Problems-panel row,
 #      quick fix through Ctrl+., save. Screenshots and logs go to $BPROP_ARTIFACTS (.artifacts/vscode).
-# Exit status: 0 all passed, 1 a test failed, 2 setup failed.
+# Exit status: 0 all passed, 1 a test failed, 2 setup failed (e.g. no node >= 20, no apt-get, not root and no
+# passwordless sudo: it never prompts). scripts/test.sh runs it only when asked (--with-vscode, BPROP_TEST_VSCODE=1
+# or CI=true) and otherwise says it skipped it.
 # Env: BPROP_ARTIFACTS, BPROP_VSCODE_TEST_DIR (caches, default vscode-client/.vscode-test),
 #      BPROP_VSCODE_SKIP_UI=1 (mocha suite only), BPROP_TEST_GREP (mocha --grep).
 set -euo pipefail
@@ -38,21 +40,33 @@ rm -rf "$artifacts"/*.png "$artifacts"/*.log "$artifacts"/*-vscode-logs
 [ -x "$repo/.venv/bin/python" ] && export PATH="$repo/.venv/bin:$PATH"
 export npm_config_update_notifier=false npm_config_fund=false npm_config_audit=false
 
-# --- 0. system packages (only those missing) ------------------------------------------------------
-missing=()
-for p in chromium libkrb5-dev ripgrep g++ make; do
-  [ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" = "install ok installed" ] || missing+=("$p")
-done
-if ((${#missing[@]})); then
-  sudo=; [ "$(id -u)" = 0 ] || sudo=sudo
-  say "apt-get install ${missing[*]}"
-  $sudo apt-get update -q >/dev/null || die "apt-get update"
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null \
-    || die "apt-get install ${missing[*]}"
-fi
-command -v node >/dev/null || die "node (>= 20) is needed"
+# --- 0. what cannot be installed here, then system packages (only those missing) ------------------------
+command -v node >/dev/null || die "node (>= 20) with npm is needed (Debian: apt-get install nodejs npm, or NodeSource's node 20)"
 node -e 'process.exit(+process.versions.node.split(".")[0] >= 20 ? 0 : 1)' || die "node >= 20 is needed, found $(node --version)"
+command -v npm >/dev/null || die "npm is needed (it comes with node)"
 command -v python3 >/dev/null || die "python3 (>= 3.10, with pip) is needed"
+missing=()
+if ! command -v dpkg-query >/dev/null || ! command -v apt-get >/dev/null; then
+  for p in chromium rg g++ make; do command -v "$p" >/dev/null || missing+=("$p"); done
+  ((${#missing[@]} == 0)) || die "not a Debian-like system (no apt-get): install ${missing[*]} and Kerberos headers (libkrb5-dev) yourself"
+else
+  for p in chromium libkrb5-dev ripgrep g++ make; do
+    [ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" = "install ok installed" ] || missing+=("$p")
+  done
+fi
+if ((${#missing[@]})); then
+  # never a password prompt: root, or sudo that needs none
+  sudo=()
+  if [ "$(id -u)" != 0 ]; then
+    if command -v sudo >/dev/null && sudo -n true 2>/dev/null; then sudo=(sudo -n); else
+      die "root (or passwordless sudo) is needed to apt-get install ${missing[*]}; install them as root, then re-run"
+    fi
+  fi
+  say "apt-get install ${missing[*]}"
+  "${sudo[@]}" apt-get -o DPkg::Lock::Timeout=300 update -q >/dev/null || die "apt-get update (needs the Debian archive)"
+  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y -q --no-install-recommends \
+    "${missing[@]}" >/dev/null || die "apt-get install ${missing[*]}"
+fi
 
 # --- 1. npm dependencies of the extension, and code-server ---------------------------------------
 lock_sum=$(sha256sum package-lock.json | cut -d' ' -f1)

@@ -218,7 +218,25 @@ def _sarif(reported: list[Reported]) -> dict:
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "version": "2.1.0",
         "runs": [{
-            "tool": {"driver": {"name": "bprop-lsp", "version": __version__, "informationUri": "https://github.com/bprop-lsp/bprop-lsp", "rules": rules}},
+            "tool": {"driver": {"name": "bprop-lsp", "version": __version__, **_information_uri(), "rules": rules}},
             "results": results,
         }],
     }
+
+
+def _information_uri() -> dict:
+    """SARIF's optional ``informationUri``: the project's home as the installed package's metadata names it
+    (``Project-URL: Source, ...``, which the release workflow writes: scripts/pin_release_links.py). A checkout
+    or a local build names none, and then none is claimed."""
+    from importlib import metadata
+
+    try:
+        urls = metadata.metadata("bprop-lsp").get_all("Project-URL") or []
+    except metadata.PackageNotFoundError:
+        return {}
+    by_label = {}
+    for entry in urls:
+        label, _, url = entry.partition(",")
+        by_label[label.strip().lower()] = url.strip()
+    url = by_label.get("source") or by_label.get("homepage")
+    return {"informationUri": url} if url and url.startswith("https://") else {}
