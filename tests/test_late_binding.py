@@ -93,6 +93,48 @@ class Net(Base):
     def construct(self, x):
         return x * 2
 ''', "cls.bprop = bad", "cls.bprop = good"),
+    "init_subclass_rename": ('''class TorchStyle(nn.Cell):
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "backward" in cls.__dict__:
+            cls.bprop = cls.__dict__["backward"]
+
+
+class Net(TorchStyle):
+    def construct(self, x):
+        return x * 2
+
+    def backward(self, x, out):
+        return (out,)
+''', "def backward(self, x, out):", "def backward(self, x, out, dout):"),
+    "decorator_hasattr_getattr": ('''def torch_style(cls):
+    if hasattr(cls, "backward"):
+        cls.bprop = getattr(cls, "backward")
+    return cls
+
+
+@torch_style
+class Net(nn.Cell):
+    def construct(self, x):
+        return x * 2
+
+    def backward(self, x, out):
+        return (out,)
+''', "def backward(self, x, out):", "def backward(self, x, out, dout):"),
+    "init_subclass_vars": ('''class TorchStyle(nn.Cell):
+    def __init_subclass__(cls):
+        if "backward" not in vars(cls):
+            return
+        cls.bprop = vars(cls)["backward"]
+
+
+class Net(TorchStyle):
+    def construct(self, x):
+        return x * 2
+
+    def backward(self, x, out):
+        return (out,)
+''', "def backward(self, x, out):", "def backward(self, x, out, dout):"),
     "metaclass": ('''class Meta(type(nn.Cell)):
     def __new__(mcs, name, bases, namespace):
         if "backward" in namespace:
@@ -159,6 +201,20 @@ def test_a_late_binding_edited_in_a_session_equals_a_fresh_analysis(form, memo, 
     seen = [_same(session, text) for text in (good_text, bad_text, good_text, bad_text, plain, bad_text)]
     assert "BP001" in seen[1] and "BP001" not in seen[0], seen
     assert seen[0] == seen[2] and seen[1] == seen[3] == seen[5]
+
+
+def test_a_guard_on_what_the_class_defines_is_decided_from_its_body():
+    """``if "backward" in cls.__dict__:`` in ``__init_subclass__`` runs for a class that defines it, not for one
+    that does not (that class keeps its own bprop, or none)."""
+    body = FORMS["init_subclass_rename"][0]
+    without = body.replace("    def backward(self, x, out):\n        return (out,)\n",
+                           "    def bprop(self, x, out):\n        return (out,)\n")
+    assert without != body
+    assert [f.code for f in analyze(HEAD + without).findings] == ["BP001"]  # its own short bprop
+    unknown = body.replace('if "backward" in cls.__dict__:', "if kwargs:")
+    assert analyze(HEAD + unknown).findings == []  # a guard not read: nothing is known, nothing is said
+    assert [f.span.start.line for f in analyze(HEAD + body).findings] == \
+        [(HEAD + body).splitlines().index("    def backward(self, x, out):")]
 
 
 def test_a_patch_after_an_instance_exists_is_graph_only_and_follows_the_instance_line():
@@ -278,3 +334,8 @@ def test_bprop_debug_or_a_construct_call_is_no_late_binding_source():
     assert not Program(parse_text(text), text).has_late_sources
     text = HEAD + body
     assert Program(parse_text(text), text).has_late_sources
+
+
+def test_an_early_return_under_a_known_guard_ends_the_body():
+    body = FORMS["init_subclass_vars"][0].replace('"backward" not in vars(cls)', '"backward" in vars(cls)')
+    assert analyze(HEAD + body).findings == []  # the class defines backward: returned before the binding

@@ -398,7 +398,7 @@ def _read_body(program, found: Attached, cls: ClassInfo, fn: Function, env: dict
                replace=True) -> None:
     """The straight-line body of ``fn`` setting attributes on the class (``env`` maps its names)."""
     env = dict(env, __class__=cls)
-    statements = _body_statements(fn.body)
+    statements = _guarded_statements(program, cls, fn.body, env)
     if statements is None:
         if _mentions_any(fn.body):
             for small in _small_statements(fn.body):
@@ -413,9 +413,122 @@ def _read_body(program, found: Attached, cls: ClassInfo, fn: Function, env: dict
         _, name, value = binding
         member = None
         if name is not None and value is not None:
-            member = Member(name, cls, value=value, node=small, scope={})
+            member = _class_member_copy(program, cls, name, value, env)
+            if member is None:
+                member = Member(name, cls, value=value, node=small, scope={})
             member.graph_only = graph_only
         found._bind(cls, name or "bprop", member, replace=replace)
+
+
+def _guarded_statements(program, cls: ClassInfo, body, env: dict) -> list | None:
+    """The simple statements a body runs on ``cls``: straight-line ones, and those of an ``if`` (no ``elif`` or
+    ``else``) whose condition asks what the class defines (``"backward" in cls.__dict__``, ``"backward" in
+    vars(cls)``, ``hasattr(cls, "backward")``), known from the class bodies; None when it holds anything else."""
+    statements = _body_statements(body)
+    if statements is not None or body is None or body.type != "suite":
+        return statements
+    found = []
+    for child in body.children:
+        if child.type == "newline":
+            continue
+        if child.type == "simple_stmt":
+            found += [c for c in child.children if c.type not in ("newline", "operator")]
+            continue
+        if child.type != "if_stmt" or len(child.children) != 4:
+            return None
+        known = _class_defines(program, cls, child.children[1], env)
+        inner = _body_statements(child.children[3])
+        if known is None or inner is None:
+            return None
+        if known:
+            found += inner
+            if any(small.type == "return_stmt" or getattr(small, "value", None) == "return" for small in inner):
+                return found  # (``if "backward" not in vars(cls): return``: nothing after it runs)
+    return found
+
+
+def _class_reference(node, env: dict) -> bool:
+    """Whether ``node`` names the class a decorator, ``__init_subclass__`` or metaclass was handed."""
+    return node.type == "name" and env.get(node.value) is _THE_CLASS
+
+
+def _own_namespace(node, env: dict) -> bool:
+    """``cls.__dict__`` or ``vars(cls)``."""
+    if node.type not in ("power", "atom_expr") or len(node.children) != 2:
+        return False
+    return _own_namespace_parts(node.children[0], node.children[1], env)
+
+
+def _own_namespace_parts(head, trailer, env: dict) -> bool:
+    if trailer.type != "trailer":
+        return False
+    if _class_reference(head, env) and trailer.children[0] == "." and trailer.children[1].value == "__dict__":
+        return True
+    if head.type == "name" and head.value == "vars" and trailer.children[0] == "(":
+        positional, keywords, has_star = call_arguments(trailer)
+        return len(positional) == 1 and not keywords and not has_star and _class_reference(positional[0], env)
+    return False
+
+
+def _class_defines(program, cls: ClassInfo, condition, env: dict) -> bool | None:
+    """The value of ``"name" in cls.__dict__`` / ``"name" in vars(cls)`` (the class body's own names) or
+    ``hasattr(cls, "name")`` (the bodies of its MRO); None for any other condition or a class not fully known."""
+    if condition.type == "comparison" and len(condition.children) == 3 \
+            and condition.children[1].get_code().strip() in ("in", "not in") \
+            and _own_namespace(condition.children[2], env):
+        key = _string_value(condition.children[0])
+        if key is None:
+            return None
+        member = cls.members.get(key)
+        if member is not None and member.ambiguous:
+            return None
+        inside = member is not None
+        return inside if condition.children[1].get_code().strip() == "in" else not inside
+    call = call_of(condition) if condition.type in ("power", "atom_expr") else None
+    if call is not None and call[0] == "hasattr":
+        positional, keywords, has_star = call_arguments(call[1])
+        if len(positional) != 2 or keywords or has_star or not _class_reference(positional[0], env):
+            return None
+        key = _string_value(positional[1])
+        if key is None or program.has_unknown_base(cls):
+            return None
+        return any(not isinstance(k, str) and key in k.members for k in program.mro(cls))
+    return None
+
+
+def _class_member_copy(program, cls: ClassInfo, name: str, value, env: dict) -> Member | None:
+    """The body definition a value takes from the class itself (``cls.__dict__["backward"]``,
+    ``vars(cls)["backward"]``, ``cls.backward``, ``getattr(cls, "backward")``), bound under ``name``; None when
+    the value is something else."""
+    source = None
+    own = False
+    if value.type in ("power", "atom_expr") and len(value.children) == 2 and value.children[1].type == "trailer":
+        head, trailer = value.children
+        if _class_reference(head, env) and trailer.children[0] == ".":
+            source = trailer.children[1].value
+        elif head.type == "name" and head.value == "getattr" and trailer.children[0] == "(":
+            positional, keywords, has_star = call_arguments(trailer)
+            if len(positional) == 2 and not keywords and not has_star and _class_reference(positional[0], env):
+                source = _string_value(positional[1])
+    if source is None and value.type in ("power", "atom_expr") and len(value.children) == 3:
+        head, first, last = value.children  # ``cls.__dict__["key"]`` / ``vars(cls)["key"]``
+        if last.type == "trailer" and last.children[0] == "[" and _own_namespace_parts(head, first, env):
+            source, own = _string_value(last.children[1]), True
+    if source is None:
+        return None
+    if own:
+        body = cls.members.get(source)
+    else:
+        body = None
+        for k in program.mro(cls):
+            if isinstance(k, str):
+                return None
+            if source in k.members:
+                body = k.members[source]
+                break
+    if body is None or body.ambiguous:
+        return None
+    return Member(name, cls, function=body.function, value=body.value, node=body.node, scope=body.scope)
 
 
 def _decorated(program, found: Attached, cls: ClassInfo) -> None:
