@@ -190,6 +190,8 @@ def _analyze_module(module, text: str, settings: Settings, with_syntax_errors: b
             # (Only a finding MindSpore raises in one mode needs to know where its cell runs.)
             where = _evidence_at(ctx, settings, draft.span, evidence) if len(fails_in) == 1 else None
             severity, message = _severity(fails_in, where, draft.message)
+            if severity is Severity.INFO and _in_a_local_class(ctx, draft.span):
+                continue  # a class defined in a function runs only where that function runs: known not to fail
             findings.append(
                 Finding(
                     code=rule.code,
@@ -368,6 +370,20 @@ def _function_takes_gradient(fn) -> bool:
 
 def _takes_gradient(code: str) -> bool:
     return any(word in code for word in ("grad", "Grad", "vjp", "jvp", "TrainOneStep"))
+
+
+def _in_a_local_class(ctx: Context, span) -> bool:
+    """Whether the span lies in a class statement inside a function (a test function's own ``class Net``): such a
+    class is used only where that function runs, so a mode known there is the only one it ever runs in."""
+    leaf = ctx.program.module.get_leaf_for_position((span.start.line + 1, span.start.column))
+    node = leaf
+    while node is not None and node.type != "classdef":
+        node = node.parent
+    while node is not None and node.type != "file_input":
+        node = node.parent
+        if node is not None and node.type in ("funcdef", "lambdef"):
+            return True
+    return False
 
 
 def _severity(fails_in: frozenset, evidence: Modes | None, message: str) -> tuple[Severity, str]:

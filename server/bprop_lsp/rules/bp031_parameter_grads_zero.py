@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ..engine.context import Context
 from ..engine.model import Related
-from ..engine.program import iter_own_nodes
+from ..engine.program import iter_own_nodes, scope_of
 from .base import example, NEVER, Draft, Invalid, Rule, Valid
 from ..engine.values import never_taken
 from ._parameters import sets_internal_params, trainable_parameter_attrs
@@ -69,6 +69,24 @@ class ParameterGradsZero(Rule):
                 def bprop(self, x, out, dout):
                     return (dout * 2.0,)
             """), "a frozen Parameter gets no gradient at all: nothing is lost"),
+        Valid(example("""
+            import numpy as np
+            import mindspore as ms
+            from mindspore import nn, ops, Parameter
+
+            def test_custom_bprop_input_gradient():
+                class Net(nn.Cell):
+                    def __init__(self):
+                        super().__init__()
+                        self.w = Parameter(ms.Tensor(np.ones(2, np.float32)), name="w")
+                    def construct(self, x):
+                        return x * self.w
+                    def bprop(self, x, out, dout):
+                        return (dout * 2.0,)
+
+                x = ms.Tensor(np.ones(2, np.float32))
+                return ops.GradOperation(get_all=True)(Net())(x)
+            """), "a test function's own Cell whose input gradients alone are taken: no weight gradient is lost"),
         Valid("from mindspore import nn\nclass Mul(nn.Cell):\n    def construct(self, a, b):\n        return a * b\n"
               "    def bprop(self, a, b, out, dout):\n        return dout * b, dout * a\n",
               "the weight is passed in as an input by the parent cell"),
@@ -78,6 +96,41 @@ class ParameterGradsZero(Rule):
                 "        super().__init__()\n        self.weight = Parameter(Tensor(np.ones(3, np.float32)), name='weight')\n"
                 "    def construct(self, x):\n        return x * self.weight\n    def bprop(self, x, out, dout):\n"
                 "        return (dout * 2.0,)\n"),
+        Invalid(example("""
+            import numpy as np
+            import mindspore as ms
+            from mindspore import nn, ops, Parameter, ParameterTuple
+
+            def test_weight_gradient():
+                class Net(nn.Cell):
+                    def __init__(self):
+                        super().__init__()
+                        self.w = Parameter(ms.Tensor(np.ones(2, np.float32)), name="w")
+                    def construct(self, x):
+                        return x * self.w
+                    def bprop(self, x, out, dout):
+                        return (dout * 2.0,)
+
+                net = Net()
+                x = ms.Tensor(np.ones(2, np.float32))
+                return ops.GradOperation(get_by_list=True)(net, ParameterTuple(net.trainable_params()))(x)
+            """)),
+        Invalid(example("""
+            import numpy as np
+            import mindspore as ms
+            from mindspore import nn, Parameter
+
+            def build():
+                class Net(nn.Cell):
+                    def __init__(self):
+                        super().__init__()
+                        self.w = Parameter(ms.Tensor(np.ones(2, np.float32)), name="w")
+                    def construct(self, x):
+                        return x * self.w
+                    def bprop(self, x, out, dout):
+                        return (dout * 2.0,)
+                return Net()
+            """)),
     )
 
     def check(self, ctx: Context):
@@ -99,6 +152,8 @@ class ParameterGradsZero(Rule):
                     break
             if used is None and not dict_return:
                 continue
+            if not dict_return and _weights_never_asked(site.cls):
+                continue
             if dict_return:
                 msg = (f"bprop of {site.owner_label} returns a {{name: gradient}} dict for Parameters: MindSpore does "
                        f"not honour it and the Parameter gradients stay zero")
@@ -107,6 +162,33 @@ class ParameterGradsZero(Rule):
                        f"gradient of self.{used[0]} is silently zero; pass it in as a construct input instead")
             related = (Related(ctx.program.span(used[1]), f"self.{used[0]} used here"),) if used else ()
             yield Draft(anchor_span(ctx, v.fn), msg, fails_in=NEVER, related=related, noqa_line=v.fn.def_line)
+
+
+# What asks for the gradients of a network's weights (or trains them): where a function that defines a Cell class
+# mentions none of these, no gradient of that class's Parameters is ever taken.
+_WEIGHT_WORDS = ("get_by_list", "weights", "params", "get_parameters", "parameters_dict", "ParameterTuple",
+                 "TrainOneStep", "optimizer", "Optimizer", "Momentum", "Adam", "SGD", "Lamb", "Model(")
+
+
+def _weights_never_asked(cls) -> bool:
+    """Whether the class is local to a function that takes no weight gradients and does not hand the class (or an
+    instance made at its return) to its caller: a test function's own ``class Net`` whose input gradients alone
+    are taken (``GradOperation(get_all=True)``) loses nothing to the custom bprop. Anything else may train the
+    weights somewhere, so the finding stands."""
+    scope = scope_of(cls.node)
+    if scope is None or scope.type != "funcdef":
+        return False
+    code = scope.get_code()
+    if any(word in code for word in _WEIGHT_WORDS) or "yield" in code or "global " in code or "nonlocal " in code:
+        return False
+    name = cls.name
+    for node in iter_own_nodes(scope):
+        if node.type == "return_stmt" and len(node.children) == 2:
+            value = node.children[1].get_code(include_prefix=False).strip()
+            if value == name or (value.startswith(name + "(") and value.endswith(")")
+                                 and value.count("(") == 1):
+                return False  # the class, or an instance of it, leaves the function
+    return True
 
 
 def _self_reads(fn_node) -> list:
