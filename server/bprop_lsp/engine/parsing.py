@@ -226,6 +226,24 @@ def _statement_at(children: list, i1: int, i2: int) -> tuple[int, int, int] | No
     return index, first, end
 
 
+def _bounded(children: list, index: int) -> bool:
+    """Whether top-level child ``index``'s neighbours leave it alone: the statement before it is no error node or
+    leaf, and the one after it starts a statement at column 0 (or is the end). Otherwise what the statement's lines
+    re-parsed alone give may not be what they give in place: a class header typed above an orphaned indented block
+    (``error_leaf`` then a ``def`` at column 4) takes the block as its body in place, and an ``if`` typed above an
+    orphaned ``else:`` takes the ``else``; an edit among them is left to the diff parser."""
+    if index and children[index - 1].type in _ERROR_TYPES:
+        return False
+    if index + 1 < len(children):
+        after = children[index + 1]
+        if after.type in _ERROR_TYPES or (after.type != "endmarker" and after.start_pos[1] != 0):
+            return False
+        first = after.get_first_leaf()
+        if first is not None and first.type == "error_leaf":
+            return False
+    return True
+
+
 def _parse_statement(snippet: str, first: int, column: int | None = None):
     """``snippet`` (whole lines) parsed alone as exactly one error-free statement placed at 0-based line ``first``:
     a top-level statement, or (``column``) a statement of a body starting at that column, parsed after a
@@ -276,6 +294,8 @@ def _splice(module: Module, old: list[str], new: list[str], leaves_of=None,
         where = _statement_at(children, a, b)
         if where is not None:
             wheres.append((where, a, b))
+    # A statement parsed alone parses so in place only when what follows cannot continue it (see ``_bounded``).
+    wheres = [w for w in wheres if _bounded(children, w[0][0])]
     node = None
     for (index, first, end), a, b in wheres:
         node = _splice_in_body(children[index], new, a, b, delta, clean)
@@ -571,6 +591,8 @@ class ParsedDocument:
                 if where is None:
                     return None
                 index, first, end = where
+                if not _bounded(children, index):
+                    return None
                 replaced[index] = (first, end)
             for index, (first, end) in replaced.items():
                 node = _parse_statement("".join(new[first:end]), first)
