@@ -38,8 +38,78 @@ from parso.tree import Node
 from parso.utils import split_lines as _parso_split_lines
 
 from .text import LineIndex
+from parso.tree import BaseNode
 
 _log = logging.getLogger(__name__)
+
+
+# --------------------------------------------------------------------------- parso's tree walks, without recursion
+# parso's nodes find their positions, first and last leaves and code by recursing into their first or last child
+# (``start_pos``, ``end_pos``, ``get_code`` ...): a call per level of the tree, so a valid expression a few hundred
+# levels deep (``not not ... dout``, ``-...-x``, ``a if c else a if c else ...``, ``x ** x ** ...``, nested
+# lambdas) raised RecursionError wherever a rule or a fix read one, and the finding was lost (issue 25, item 3).
+# The same answers, walked in loops (installed once, for every tree: the engine reads no parso node otherwise).
+def _first_leaf(node):
+    while isinstance(node, BaseNode):
+        node = node.children[0]
+    return node
+
+
+def _last_leaf(node):
+    while isinstance(node, BaseNode):
+        node = node.children[-1]
+    return node
+
+
+def _code_of_children(self, children, include_prefix):
+    parts = []
+    append = parts.append
+    stack = children[::-1]
+    pop, extend = stack.pop, stack.extend
+    while stack:
+        n = pop()
+        if isinstance(n, BaseNode):
+            extend(n.children[::-1])
+        else:
+            append(n.prefix)
+            append(n.value)
+    if not include_prefix and parts:
+        parts[0] = ""
+    return "".join(parts)
+
+
+def _leaf_for_position(self, position, include_prefixes=False):
+    if not ((1, 0) <= position <= self.children[-1].end_pos):
+        raise ValueError('Please provide a position that exists within this node.')
+    node = self
+    while True:
+        children = node.children
+        lower, upper = 0, len(children) - 1
+        while lower != upper:
+            index = (lower + upper) // 2
+            if position <= children[index].end_pos:
+                upper = index
+            else:
+                lower = index + 1
+        element = children[lower]
+        if not include_prefixes and position < element.start_pos:
+            return None  # on a prefix
+        if not isinstance(element, BaseNode):
+            return element
+        node = element
+
+
+# (parso's own, for the tests that compare the two)
+_PARSO_WALKS = {name: BaseNode.__dict__[name] for name in (
+    "start_pos", "end_pos", "get_start_pos_of_prefix", "get_first_leaf", "get_last_leaf", "_get_code_for_children",
+    "get_leaf_for_position")}
+BaseNode.start_pos = property(lambda self: _first_leaf(self).start_pos)
+BaseNode.end_pos = property(lambda self: _last_leaf(self).end_pos)
+BaseNode.get_start_pos_of_prefix = lambda self: _first_leaf(self).get_start_pos_of_prefix()
+BaseNode.get_first_leaf = _first_leaf
+BaseNode.get_last_leaf = _last_leaf
+BaseNode._get_code_for_children = _code_of_children
+BaseNode.get_leaf_for_position = _leaf_for_position
 # The prefix of the keys of statement facts (Program.statement_facts) that hold positions: dropped when lines are
 # inserted or removed above their statement; the others hold nodes, which move with their leaves.
 POSITIONAL = "pos:"
