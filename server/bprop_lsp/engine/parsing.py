@@ -103,8 +103,22 @@ def _leaf_for_position(self, position, include_prefixes=False):
 _PARSO_WALKS = {name: BaseNode.__dict__[name] for name in (
     "start_pos", "end_pos", "get_start_pos_of_prefix", "get_first_leaf", "get_last_leaf", "_get_code_for_children",
     "get_leaf_for_position")}
-BaseNode.start_pos = property(lambda self: _first_leaf(self).start_pos)
-BaseNode.end_pos = property(lambda self: _last_leaf(self).end_pos)
+def _start_pos(self):
+    node = self.children[0]
+    while isinstance(node, BaseNode):
+        node = node.children[0]
+    return node.line, node.column
+
+
+def _end_pos(self):
+    node = self.children[-1]
+    while isinstance(node, BaseNode):
+        node = node.children[-1]
+    return node.end_pos
+
+
+BaseNode.start_pos = property(_start_pos)
+BaseNode.end_pos = property(_end_pos)
 BaseNode.get_start_pos_of_prefix = lambda self: _first_leaf(self).get_start_pos_of_prefix()
 BaseNode.get_first_leaf = _first_leaf
 BaseNode.get_last_leaf = _last_leaf
