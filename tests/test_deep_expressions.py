@@ -196,3 +196,22 @@ def test_the_memo_path_keeps_a_deep_file_s_findings(monkeypatch):
         assert "BP001" in {f.code for f in session.analyse(text).findings}
         assert "BP001" in {f.code for f in session.analyse(text.replace("return x\n", "return x + 1\n")).findings}
 
+
+
+def test_a_name_bound_to_itself_ends_bp024_s_walk(capsys, tmp_path):
+    """``t = t`` then ``net(t)``: BP024's "is the argument a Tensor" followed the name for ever (RecursionError:
+    the rule's findings dropped for the file)."""
+    path = tmp_path / "cycle.py"
+    path.write_text("from mindspore import nn, ops\nt = t\n\nclass Net(nn.Cell):\n    def construct(self, x):\n"
+                    "        return x\n\n    def bprop(self, x, out, dout):\n        return (1,)\n\nnet = Net()\nnet(t)\n")
+    assert not analyze(path.read_text()).failures
+    code, out, err = _run(capsys, "check", "--jobs", "1", str(path))
+    assert "failed" not in err, err
+
+
+def test_a_target_nested_deeper_than_python_recurses():
+    """A bprop assigning to a tuple target 600 levels deep (BP020/BP021's walk over the names it binds)."""
+    target = "(" * 600 + "a," + ")," * 599 + ")"
+    text = HEAD + ONE.format(c="Net") + f"    def bprop(self, x, out, dout):\n        {target} = dout\n" \
+        "        return (a,)\n"
+    assert not analyze(text).failures
