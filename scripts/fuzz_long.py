@@ -252,9 +252,10 @@ def main(argv=None) -> int:
               f"{stats['findings']} findings compared, seed {args.seed!r}, {elapsed:.0f} s")
         for key in sorted(k for k in stats if k.startswith("edit ")):
             print(f"fuzz_long: {stats[key]} x {key}")
-    print(f"fuzz_long: {stats['edits']} edits in {stats['sequences']} sequences, {stats['documents']} documents "
-          f"analysed (incremental + fresh), {stats['findings']} findings, {stats['fixes']} fixes checked, "
-          f"{stats['fix_all']} fix_all idempotence checks, seed {args.seed!r}, {elapsed:.0f} s")
+    else:
+        print(f"fuzz_long: {stats['edits']} edits in {stats['sequences']} sequences, {stats['documents']} documents "
+              f"analysed (incremental + fresh), {stats['findings']} findings, {stats['fixes']} fixes checked, "
+              f"{stats['fix_all']} fix_all idempotence checks, seed {args.seed!r}, {elapsed:.0f} s")
     for key in sorted(k for k in stats if k.startswith("log ")):
         print(f"fuzz_long: {stats[key]} x engine {key}")
     if not failures:
