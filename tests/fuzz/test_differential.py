@@ -20,7 +20,7 @@ import pytest
 import fuzzlib as F
 
 CASES = F.oracle_cases()
-SEQUENCES = int(os.environ.get("BPROP_FUZZ_DIFF_SEQUENCES") or 12)
+SEQUENCES = int(os.environ.get("BPROP_FUZZ_DIFF_SEQUENCES") or 40)
 
 
 @pytest.mark.parametrize("memo_always", [True, False])
