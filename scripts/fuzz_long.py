@@ -132,6 +132,44 @@ def run_worker(args) -> dict:
     return {"stats": dict(stats), "failures": failures, "counts": dict(counts)}
 
 
+def run_differential_worker(args) -> dict:
+    """``--differential``: structural edit sequences (fuzzlib.structural_edit: classes of one name, orphaned blocks
+    with headers typed or pasted above them, half-deleted classes, moved statements, undo) over oracle cases,
+    generated programs and corpus files; the session's findings compared with a fresh analysis after each edit,
+    the rule memo standing in on every other sequence whatever the file's size."""
+    worker, jobs, seed, target_edits, deadline, max_seq, verify_every, out = args
+    cases = F.oracle_cases()
+    stats = collections.Counter()
+    engine_log = logging.getLogger("bprop_lsp")
+    engine_log.handlers[:] = [_CountLogs(stats)]
+    engine_log.setLevel(logging.DEBUG)
+    engine_log.propagate = False
+    failures: dict[str, dict] = {}
+    counts: collections.Counter = collections.Counter()
+    i = worker
+    while stats["edits"] < target_edits and time.time() < deadline:
+        rnd = random.Random(f"{seed}:{i}")
+        pick = F.RandomPicker(rnd)
+        try:
+            stats["edits"] += F.run_differential(pick, cases, pick.int(1, max_seq), memo_always=i % 2 == 0,
+                                                 verify_every=verify_every, stats=stats)
+        except Exception as exc:  # noqa: BLE001 - every failure is recorded, the run goes on
+            sig = signature(exc)
+            counts[sig] += 1
+            stats["mismatches" if isinstance(exc, AssertionError) else "errors"] += 1
+            if sig not in failures:
+                failures[sig] = {"signature": sig, "seed": f"{seed}:{i}", "source": "differential",
+                                 "step": "", "error": "".join(traceback.format_exception(exc))[-4000:]}
+                if out is not None:
+                    out.mkdir(parents=True, exist_ok=True)
+                    path = out / f"diff-failure-{len(list(out.glob('diff-failure-*.json'))) + 1:03d}-w{worker}.json"
+                    path.write_text(json.dumps(failures[sig], ensure_ascii=False, indent=1), encoding="utf-8")
+                    failures[sig]["file"] = str(path)
+        stats["sequences"] += 1
+        i += jobs
+    return {"stats": dict(stats), "failures": failures, "counts": dict(counts)}
+
+
 def replay(path: Path) -> int:
     record = json.loads(path.read_text(encoding="utf-8"))
     settings = Settings(mode=record["mode"])
@@ -178,6 +216,10 @@ def main(argv=None) -> int:
     ap.add_argument("--out", type=Path, default=None, help="save the first input of each failure here (JSON)")
     ap.add_argument("--replay", type=Path, default=None, help="re-check one saved failure and exit")
     ap.add_argument("--lsp-frames", type=int, default=0, help="fuzz the server's message framing with N breakages")
+    ap.add_argument("--differential", action="store_true",
+                    help="structural edit families, the session against a fresh analysis (issue 25)")
+    ap.add_argument("--verify-every", type=int, default=7,
+                    help="with --differential: compare the verified findings too every N versions")
     args = ap.parse_args(argv)
     if args.replay:
         return replay(args.replay)
@@ -186,13 +228,15 @@ def main(argv=None) -> int:
     start = time.time()
     deadline = start + args.minutes * 60
     per_worker = -(-args.edits // args.jobs)
-    tasks = [(w, args.jobs, args.seed, per_worker, deadline, args.max_seq, args.fix_all_every, args.out)
+    worker = run_differential_worker if args.differential else run_worker
+    tasks = [(w, args.jobs, args.seed, per_worker, deadline, args.max_seq,
+              args.verify_every if args.differential else args.fix_all_every, args.out)
              for w in range(args.jobs)]
     if args.jobs == 1:
-        results = [run_worker(tasks[0])]
+        results = [worker(tasks[0])]
     else:
         with multiprocessing.Pool(args.jobs) as pool:
-            results = pool.map(run_worker, tasks)
+            results = pool.map(worker, tasks)
     stats: collections.Counter = collections.Counter()
     counts: collections.Counter = collections.Counter()
     failures: dict[str, dict] = {}
@@ -202,9 +246,16 @@ def main(argv=None) -> int:
         for sig, rec in r["failures"].items():
             failures.setdefault(sig, rec)
     elapsed = time.time() - start
-    print(f"fuzz_long: {stats['edits']} edits in {stats['sequences']} sequences, {stats['documents']} documents "
-          f"analysed (incremental + fresh), {stats['findings']} findings, {stats['fixes']} fixes checked, "
-          f"{stats['fix_all']} fix_all idempotence checks, seed {args.seed!r}, {elapsed:.0f} s")
+    if args.differential:
+        print(f"fuzz_long: differential: {stats['edits']} edits in {stats['sequences']} sequences, "
+              f"{stats['mismatches']} sequence(s) with a session/fresh mismatch, {stats['errors']} with an error, "
+              f"{stats['findings']} findings compared, seed {args.seed!r}, {elapsed:.0f} s")
+        for key in sorted(k for k in stats if k.startswith("edit ")):
+            print(f"fuzz_long: {stats[key]} x {key}")
+    else:
+        print(f"fuzz_long: {stats['edits']} edits in {stats['sequences']} sequences, {stats['documents']} documents "
+              f"analysed (incremental + fresh), {stats['findings']} findings, {stats['fixes']} fixes checked, "
+              f"{stats['fix_all']} fix_all idempotence checks, seed {args.seed!r}, {elapsed:.0f} s")
     for key in sorted(k for k in stats if k.startswith("log ")):
         print(f"fuzz_long: {stats[key]} x engine {key}")
     if not failures:

@@ -537,3 +537,50 @@ def test_a_document_s_line_starts_follow_its_texts_and_say_where_each_change_sta
         assert doc._line_starts.text is text
         assert doc._line_starts.starts == LineIndex(text).starts, step
     assert used > 300  # the starts were there to read
+
+
+# A statement spliced in alone before an orphaned indented block (issue 25, item 2): in place, a class header takes
+# the block as its body; the neighbours decide whether a statement re-parsed alone parses so in place.
+ORPHAN = "from mindspore import nn\nG = H\n    def bprop(self, x, out):\n        return (out,)\nfrom mindspore import\n"
+SCALE = "class Scale(nn.Cell):\n    def construct(self, x):\n        return x * 2\n"
+ORPHAN_EDITS = [
+    (ORPHAN, "G = H\n", SCALE),  # a header typed over the line above the block
+    (ORPHAN.replace("    def bprop(self, x, out):\n        return (out,)\n", "    bprop = None\n"), "G = H\n", SCALE),
+    (ORPHAN, "G = H\n", "G = H\n" + SCALE),  # pasted above it
+    (ORPHAN, "G = H\n", "class Scale(nn.Cell):\n"),  # the header alone
+    (ORPHAN.replace("G = H\n", "x = 1\nG = H\n"), "G = H\n", "def f():\n    pass\n"),
+    ("x = 1\nG = H\nelse:\n    pass\n", "G = H\n", "if x:\n    pass\n"),  # an orphaned else
+    ("x = 1\nG = H\nexcept E:\n    pass\n", "G = H\n", "try:\n    pass\n"),
+    ("x = 1\nG = H\nelse:\n    pass\n", "G = H\n", "if x: pass\n"),  # the same lines: a fork too
+    ("x = 1\nG = H\nexcept E:\n    pass\n", "G = H\n", "try: pass\n"),
+    # a class half deleted: its header gone, its body orphaned; and typed back
+    (SCALE.replace("class Scale", "from mindspore import nn\nclass Scale") + "    def bprop(self, x, out):\n"
+     "        return (out,)\ny = 2\n", "class Scale(nn.Cell):\n", "Scale = 1\n"),
+]
+
+
+@pytest.mark.parametrize("base,old,new", ORPHAN_EDITS)
+def test_a_statement_before_an_orphaned_block_gives_the_fresh_tree(base, old, new):
+    for start, end in ((base, _edit(base, old, new)), (_edit(base, old, new), base)):
+        doc = _parsed(start)
+        tree = doc.parse(end)
+        assert tree.get_code() == end
+        assert _tree_dump(tree) == _fresh_dump(end), doc.last_parse
+        fork = _parsed(start).fork(start, end)  # (only for equal line counts: None otherwise)
+        if fork is not None:
+            module = fork[0]
+            assert "".join(c.get_code() for c in module.children) == end
+            assert [_tree_dump(c) for c in module.children] == [_tree_dump(c) for c in grammar().parse(end).children]
+
+
+@pytest.mark.parametrize("orphan,code", [("    def bprop(self, x, out):\n        return (out,)\n", "BP001"),
+                                         ("    bprop = None\n", "BP012")])
+def test_a_class_header_typed_above_an_orphaned_block_gives_the_fresh_findings(orphan, code):
+    before = ORPHAN.replace("    def bprop(self, x, out):\n        return (out,)\n", orphan)
+    after = before.replace("G = H\n", SCALE)
+    with DocumentSession("orphan") as session:
+        session.analyse(before)
+        found = session.analyse(after).findings
+    fresh = analyze(after, verify_fixes=False).findings
+    assert [(f.code, f.span) for f in found] == [(f.code, f.span) for f in fresh]
+    assert code in {f.code for f in fresh}

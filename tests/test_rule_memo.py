@@ -218,8 +218,10 @@ def test_a_memo_keyed_on_the_cell_alone_would_be_caught(monkeypatch, old, new):
 
 def test_a_memo_ignoring_where_its_drafts_point_would_be_caught(monkeypatch):
     """Lines inserted above a Cell with findings (in a statement its key does not hold): reusing its drafts
-    without the position check gives stale spans."""
+    without the position check (where the statements its drafts point into start, and where its class's does)
+    gives stale spans."""
     monkeypatch.setattr(rule_memo._Shared, "still_there", lambda self, ref: True)
+    monkeypatch.setattr(rule_memo._Shared, "place_of", lambda self, node: (0, 0, b""))
     assert any(incremental != fresh for incremental, fresh, _, _ in _run([EDITS[6]]))
 
 
@@ -370,3 +372,43 @@ def test_renaming_a_local_that_every_cell_binds_keeps_their_keys():
         one = one.replace("        y0 = a + 1\n        return y0\n", "        w = a + 1\n        return w\n")
         for step in (one, one.replace("        y0 = a * 2\n", "        y0 = 2\n"), one):
             assert _describe(session.analyse(step)) == _describe(analyze(step, verify_fixes=False))
+
+
+# Two classes of one name (issue 25, item 1): the key must tell the class by what it is, not by its name.
+_PLAIN = "class C{i}(nn.Cell):\n    def construct(self, x):\n        return x\n\n    def bprop(self, x, out, dout):\n" \
+         "        return (dout,)\n\n\n"
+_FACTORY = "def make_{f}():\n    class Inner(nn.Cell):\n        def construct(self, x):\n            return x\n\n" \
+           "        def bprop(self, x, out{dout}):\n            return (x,)\n    return Inner\n\n\n"
+
+
+def _factories(plain: int) -> str:
+    return ("from mindspore import nn\n\n\n" + "".join(_PLAIN.format(i=i) for i in range(plain))
+            + _FACTORY.format(f="a", dout=", dout") + _FACTORY.format(f="b", dout=""))
+
+
+@pytest.mark.parametrize("min_sites", [0, 16])
+@pytest.mark.parametrize("plain", [0, 13, 14, 20])
+def test_two_classes_of_one_name_keep_their_own_findings(monkeypatch, min_sites, plain):
+    """Two factories each defining ``class Inner``, the second's bprop without ``dout``: the session reports its
+    BP001 as a fresh analysis does, whether or not the memo stands in (at 16 Cells and more it does)."""
+    monkeypatch.setattr(rule_memo.RuleMemo, "min_sites", min_sites)
+    text = _factories(plain)
+    fresh = analyze(text, verify_fixes=False)
+    assert "BP001" in {f.code for f in fresh.findings}
+    with DocumentSession("same-names") as session:
+        for version in (text, text.replace("return (x,)", "return (x,)  ", 1), text):
+            assert _describe(session.analyse(version)) == _describe(analyze(version, verify_fixes=False))
+
+
+def test_a_copy_of_a_statement_taking_the_place_of_another_gives_the_fresh_findings():
+    """One edit (a whole-document change) moves a copy of a statement onto the lines of another, and the lines
+    of the first copy to the next: the first copy's key is the one the moved copy had, and its drafts point into
+    a statement of that text still there. They are read back only by the class at the place they were made."""
+    d = "class Inner(nn.Cell):\n    def construct(self, x):\n        return x\n    def bprop(self, x, out):\n" \
+        "        return (x,)\n"
+    q = "class Other(nn.Cell):\n    def construct(self, x):\n        return x\n    def bprop(self, x, out, dout):\n" \
+        "        return (dout,)\n"
+    head = "from mindspore import nn\n"
+    with DocumentSession("copies") as session:
+        for text in (head + q + d + d, head + d + d + q.replace("Other", "Third")):
+            assert _describe(session.analyse(text)) == _describe(analyze(text, verify_fixes=False))

@@ -798,3 +798,211 @@ def strategies():
     edit = st.composite(lambda draw: gen_edit(DrawPicker(draw)))()
     program = st.composite(lambda draw: gen_program(DrawPicker(draw)))()
     return edit, program
+
+
+# ------------------------------------------------------------------------ structural edits (issue 25)
+# Edits an editor makes to whole statements, where the incremental path (the parse splice, the per-Cell rule memo)
+# must still give what a fresh analysis gives: classes of one name (copies, factories each defining one), a class
+# header deleted or typed over (its body orphaned), a header typed or pasted above an orphaned block, half a class
+# deleted, statements moved in one whole-document change, and undo. ``StructuralDoc`` applies them to a document's
+# history; ``check_differential`` compares the session's findings with a fresh analysis after each.
+PLAIN_CELL = ("class Plain{i}(nn.Cell):\n    def construct(self, x):\n        return x\n\n"
+              "    def bprop(self, x, out, dout):\n        return (dout,)\n\n\n")
+HEADERS_TYPED = ("class Scale(nn.Cell):", "class Inner(nn.Cell):", "class Net(nn.Cell):", "def make():", "if x:",
+                 "class Scale(nn.Cell):\n    def construct(self, x):\n        return x * 2",
+                 "class Net(nn.Cell):\n    def construct(self, x, y):\n        return x + y", "G = H", "try:")
+ORPHANS = ("    def bprop(self, x, out):\n        return (out,)", "    bprop = None",
+           "    def bprop(self, x, out, dout):\n        return dout", "else:\n    pass", "except E:\n    pass")
+
+
+def model_corpus(lines: int, seed: int) -> str:
+    """A file of the perf corpus generator (tests/fixtures/model_corpus.py, a copy of gen_corpus.py)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("_model_corpus", ROOT / "tests" / "fixtures" / "model_corpus.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.generate(lines, seed)
+
+
+def _blocks(text: str) -> list[tuple[int, int]]:
+    """(start, end) offsets of the top-level blocks: a line at column 0 (not blank, not a comment) and the lines
+    up to the next one."""
+    starts = [m.start() for m in re.finditer(r"(?m)^(?=[^\s#])", text)]
+    return [(s, e) for s, e in zip(starts, starts[1:] + [len(text)])]
+
+
+def _class_blocks(text: str) -> list[tuple[int, int]]:
+    return [(s, e) for s, e in _blocks(text) if text.startswith(("class ", "@"), s)]
+
+
+def structural_edit(pick: Picker, text: str, history: list[str]) -> tuple[str, str]:
+    """(kind, new text): one structural edit of ``text`` (``history``: the texts before it, for undo)."""
+    kinds = ["dup_class", "factory_pair", "rename_class", "del_header", "header_over", "header_above",
+             "paste_above_orphan", "half_delete", "swap_blocks", "undo", "orphan_in", "plain_cells"]
+    kind = pick.choice(kinds)
+    nl = next(iter(LINE_BREAK.findall(text)), "\n")
+    classes = _class_blocks(text)
+    blocks = _blocks(text)
+
+    def norm(s: str) -> str:
+        return s.replace("\n", nl)
+
+    if kind == "undo" and history:
+        return kind, history[-pick.int(1, min(3, len(history)))]
+    if kind == "dup_class" and classes:
+        s, e = pick.choice(classes)
+        at = pick.choice([b[0] for b in blocks] + [len(text)])
+        block = text[s:e] if text[s:e].endswith(("\n", "\r")) else text[s:e] + nl
+        return kind, text[:at] + block + text[at:]
+    if kind == "factory_pair":
+        # Two factories each defining ``class Inner``, the second's bprop without dout (issue 25, item 1).
+        dout = pick.bool()
+        code = "".join(f"def make_{tag}():\n    class Inner(nn.Cell):\n        def construct(self, x):\n"
+                       f"            return x\n\n        def bprop(self, x, out{', dout' if ok else ''}):\n"
+                       f"            return (x,)\n    return Inner\n\n\n" for tag, ok in (("a", True), ("b", dout)))
+        at = pick.choice([b[0] for b in blocks] + [len(text)])
+        return kind, text[:at] + norm(code) + text[at:]
+    if kind == "rename_class" and len(classes) >= 2:
+        names = [m.group(1) for m in re.finditer(r"(?m)^class\s+(\w+)", text)]
+        if len(names) >= 2:
+            old, new = pick.choice(names), pick.choice(names)
+            return kind, re.sub(rf"(?m)^class\s+{re.escape(old)}\b", f"class {new}", text, count=1)
+    if kind in ("del_header", "header_over") and classes:
+        s, e = pick.choice(classes)
+        line_end = text.find("\n", s)
+        line_end = e if line_end < 0 or line_end >= e else line_end + 1
+        if kind == "del_header":
+            return kind, text[:s] + text[line_end:]
+        return kind, text[:s] + norm(pick.choice(HEADERS_TYPED)) + nl + text[line_end:]
+    if kind == "header_above":
+        # Above an indented line (orphaned or not): a header typed on a line of its own, or over the line before.
+        indented = [m.start() for m in re.finditer(r"(?m)^[ \t]+\S", text)]
+        if indented:
+            at = pick.choice(indented)
+            header = norm(pick.choice(HEADERS_TYPED)) + nl
+            if pick.bool() and at:
+                before = text.rfind("\n", 0, at - 1) + 1
+                return kind, text[:before] + header + text[at:]
+            return kind, text[:at] + header + text[at:]
+    if kind == "paste_above_orphan" or kind == "orphan_in":
+        # An orphaned indented block after a top-level statement, then (paste_above_orphan) a header above it.
+        at = pick.choice([b[0] for b in blocks] + [len(text)])
+        orphan = norm("G = H\n" + pick.choice(ORPHANS) + "\n")
+        if kind == "paste_above_orphan":
+            orphan = orphan.replace("G = H" + nl, norm(pick.choice(HEADERS_TYPED)) + nl, 1)
+        return kind, text[:at] + orphan + text[at:]
+    if kind == "half_delete" and classes:
+        s, e = pick.choice(classes)
+        lines = text[s:e].splitlines(keepends=True)
+        if len(lines) >= 2:
+            a = pick.int(0, len(lines) - 1)
+            b = pick.int(a + 1, len(lines))
+            return kind, text[:s] + "".join(lines[:a] + lines[b:]) + text[e:]
+    if kind == "swap_blocks" and len(blocks) >= 2:
+        i = pick.int(0, len(blocks) - 2)
+        j = pick.int(i + 1, len(blocks) - 1)
+        (s1, e1), (s2, e2) = blocks[i], blocks[j]
+        first, second = text[s1:e1], text[s2:e2]
+        if not second.endswith(("\n", "\r")):
+            second += nl
+        return kind, text[:s1] + second + text[e1:s2] + first + text[e2:]
+    if kind == "plain_cells" and len(text) < 30_000:
+        # Enough Cells for the rule memo to stand in (RuleMemo.min_sites), before the rest.
+        at = pick.choice([b[0] for b in blocks if not text.startswith(("import", "from"), b[0])] + [len(text)])
+        head = "" if "from mindspore import nn" in text else "from mindspore import nn\n"
+        return kind, text[:at] + norm(head + "".join(PLAIN_CELL.format(i=i) for i in range(pick.int(14, 16)))) \
+            + text[at:]
+    return "char", apply_edit(text, gen_edit(pick))
+
+
+def session_comparable(analysis) -> list[tuple]:
+    return [(f.code, f.span, f.message, f.severity, f.related,
+             None if f.fix is None else tuple((e.span, e.new_text) for e in f.fix.edits)) for f in analysis.findings]
+
+
+class DifferentialDoc:
+    """One document's session, its findings compared with a fresh analysis after every version (issue 25): the
+    editor's diagnostics (``analyse``, before its fixes are checked) and, every ``verify_every`` versions, the
+    verified ones."""
+
+    def __init__(self, settings: Settings = Settings(), verify_every: int = 0):
+        self.session = DocumentSession(f"fuzz://diff/{os.getpid()}/{next(_keys)}")
+        self.settings = settings
+        self.verify_every = verify_every
+        self.versions = 0
+
+    def check(self, text: str) -> int:
+        """Compare; returns how many findings the version has."""
+        self.versions += 1
+        inc = self.session.analyse(text, self.settings)
+        fresh = analyze(text, self.settings, verify_fixes=False, with_syntax_errors=False)
+        assert session_comparable(inc) == session_comparable(fresh), (
+            f"session findings differ from a fresh analysis:\n session {describe(inc)}\n fresh   {describe(fresh)}")
+        if self.verify_every and self.versions % self.verify_every == 0:
+            verified = self.session.verify(inc)
+            full = analyze(text, self.settings, with_syntax_errors=False)
+            assert session_comparable(verified) == session_comparable(full), (
+                f"verified session findings differ:\n session {describe(verified)}\n fresh   {describe(full)}")
+        return len(fresh.findings)
+
+    def close(self) -> None:
+        self.session.close()
+
+
+def differential_sources(pick: Picker, cases: list[tuple[str, str]]) -> tuple[str, str]:
+    """(name, text) to start a differential sequence from: an oracle case, a generated program, or a corpus file
+    (model_corpus.py), sometimes with enough plain Cells in front for the rule memo to stand in."""
+    kind = pick.int(0, 3)
+    if kind == 0:
+        name, text = pick.choice(cases)
+        source = f"oracle:{name}"
+    elif kind == 1:
+        source, text = "generated", gen_program(pick)
+    else:
+        lines = pick.choice((120, 250))
+        seed = pick.int(0, 50)
+        source, text = f"corpus:{lines}:{seed}", _corpus_cached(lines, seed)
+    if pick.bool(0.3):
+        text = "from mindspore import nn\n" + "".join(PLAIN_CELL.format(i=i) for i in range(15)) + text
+    return source, text
+
+
+_CORPUS: dict = {}
+
+
+def _corpus_cached(lines: int, seed: int) -> str:
+    key = (lines, seed)
+    if key not in _CORPUS:
+        _CORPUS[key] = model_corpus(lines, seed)
+    return _CORPUS[key]
+
+
+def run_differential(pick: Picker, cases, edits: int, *, memo_always: bool, settings: Settings = Settings(),
+                     verify_every: int = 0, stats=None) -> int:
+    """One sequence of ``edits`` structural (and character) edits from a ``differential_sources`` text, the session
+    compared with a fresh analysis after each; with ``memo_always`` the rule memo stands in whatever the number of
+    Cells (``RuleMemo.min_sites`` = 0). Returns the number of edits made."""
+    from bprop_lsp.engine import rule_memo
+
+    source, text = differential_sources(pick, cases)
+    saved = rule_memo.RuleMemo.min_sites
+    if memo_always:
+        rule_memo.RuleMemo.min_sites = 0
+    doc = DifferentialDoc(settings, verify_every)
+    history: list[str] = []
+    try:
+        doc.check(text)
+        for _ in range(edits):
+            kind, new = structural_edit(pick, text, history)
+            history.append(text)
+            del history[:-8]
+            text = new
+            found = doc.check(text)
+            if stats is not None:
+                stats[f"edit {kind}"] += 1
+                stats["findings"] += found
+    finally:
+        doc.close()
+        rule_memo.RuleMemo.min_sites = saved
+    return edits

@@ -168,6 +168,8 @@ def _check_source(source, job: Job, result: FileResult) -> None:
     analysis = analyze(text, settings, verify_fixes=opts.shows_fixes or opts.fix or opts.diff,
                        with_syntax_errors=not compiles, compiles=compiles)
     result.checked = True
+    for message in analysis.failures:
+        result.messages.append(f"bprop-lsp: warning: {source.path}: {message}")
     if analysis.syntax_errors:
         span, message = analysis.syntax_errors[0]
         result.messages.append(f"bprop-lsp: warning: {source.path}:{span.start.line + 1}:{span.start.column + 1}: "

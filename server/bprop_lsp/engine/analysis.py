@@ -102,6 +102,10 @@ class Analysis:
     settings: Settings | None = None
     # Whether every fix in ``findings`` has been re-parsed and re-checked.
     fixes_verified: bool = True
+    # What could not be done for this file, for the user (a rule that raised on this input: its findings are
+    # dropped; a fix that could not be built: its finding is reported without it). The CLI prints each with the
+    # file's name; a DocumentSession logs each once with the document's.
+    failures: list[str] = field(default_factory=list)
 
 
 def analyze(text: str, settings: Settings = Settings(), *, rules: Sequence[Rule], verify_fixes: bool = True,
@@ -212,7 +216,7 @@ def _analyze_module(module, text: str, settings: Settings, with_syntax_errors: b
         errors = [(program.span(err.start_pos, err.end_pos), err.message)
                   for err in _syntax_errors(module, doc, None if not fork else text)]
     analysis = Analysis(findings=findings, bprops=_bprop_infos(ctx) if want_fixes else [], syntax_errors=errors,
-                        skeletons=_skeletons(ctx) if with_skeletons else [])
+                        skeletons=_skeletons(ctx) if with_skeletons else [], failures=list(ctx.failures))
     if own:
         doc.last_tables = program.tables()
     return analysis
@@ -271,25 +275,43 @@ def _drafts_or_none(rule, ctx: Context) -> list | None:
 
 
 def _drafts_of(rule, ctx: Context, failed: list | None = None) -> list:
-    """The rule's drafts for this file; none when the rule raises (a bug of ours on some input must cost the
-    user that rule's findings for this file, not the other rules' nor the run). Logged once per rule and
-    exception type, with the traceback at debug level."""
+    """The rule's drafts for this file; when the rule raises (a bug of ours on some input), its drafts without
+    fixes (run again with ``want_fixes`` off: a fix that cannot be built must cost the fix, not the finding), else
+    none (the rule's findings for this file, never the other rules' nor the run). Either way the file's
+    ``Analysis.failures`` says so; logged at debug level with the traceback."""
     try:
         return list(rule.check(ctx))
     except (Exception, RecursionError) as exc:  # noqa: BLE001 - isolate one rule's failure
-        key = (rule.code, type(exc).__name__)
-        if key not in _reported_rule_failures:
-            _reported_rule_failures.add(key)
-            _log.warning("rule %s failed on this input (%s: %s); its findings are dropped for this file",
-                         rule.code, type(exc).__name__, exc)
-        _log.debug("rule %s traceback", rule.code, exc_info=True)
+        _log.debug("rule %s failed on this input", rule.code, exc_info=True)
+        if ctx.want_fixes:
+            bare = object.__new__(type(ctx))
+            bare.__dict__.update(ctx.__dict__)
+            bare.want_fixes = False
+            try:
+                drafts = list(rule.check(bare))
+            except (Exception, RecursionError):  # noqa: BLE001
+                pass
+            else:
+                _share_caches(ctx, bare)
+                ctx.fix_failed(rule.code, exc)
+                if failed is not None:
+                    failed.append(exc)
+                return [replace(d, fix=None) for d in drafts]
+        message = f"rule {rule.code} failed on this input ({type(exc).__name__}); its findings are dropped"
+        if message not in ctx.failures:
+            ctx.failures.append(message)
         if failed is not None:
             failed.append(exc)
         return []
 
 
-# (rule code, exception type) already logged: a failing rule is reported once, not once per keystroke.
-_reported_rule_failures: set[tuple[str, str]] = set()
+def _share_caches(ctx: Context, view: Context) -> None:
+    """The caches a view of ``ctx`` filled, handed back to it."""
+    for name, value in view.__dict__.items():
+        if name not in ctx.__dict__:
+            ctx.__dict__[name] = value
+
+
 
 
 def _syntax_errors(module, doc: ParsedDocument | None = None, text: str | None = None) -> list:

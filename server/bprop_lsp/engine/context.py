@@ -164,6 +164,15 @@ class Context:
         self.settings = settings
         # False while re-checking a fix: rules may skip building fixes of their own.
         self.want_fixes = True
+        # What could not be done for this file (a rule that raised, a fix that could not be built), as messages
+        # for the user: ``Analysis.failures`` (shared with every view of this Context: one list).
+        self.failures: list[str] = []
+
+    def fix_failed(self, code: str, exc: BaseException) -> None:
+        """A rule's fix could not be built (a bug of ours on this input): the finding is reported without it."""
+        message = f"the fix of {code} could not be built ({type(exc).__name__}); {code} is reported without it"
+        if message not in self.failures:
+            self.failures.append(message)
 
     @cached_property
     def cell_sites(self) -> list[CellSite]:

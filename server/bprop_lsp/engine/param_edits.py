@@ -45,15 +45,49 @@ def _own_names(fn: Function) -> tuple[set[str], set[str]]:
     """(names the function binds, names it reads)."""
     taken = {p.name for p in fn.params}
     read: set[str] = set()
+    definers: dict = {}
     for node in iter_own_nodes(fn.node):
         if node.type == "name":
-            if node.is_definition():
+            if _is_definition(node, definers):
                 taken.add(node.value)
             else:
                 read.add(node.value)
         elif node.type in ("funcdef", "classdef"):
             taken.add(node.name.value)
     return taken, read
+
+
+# What parso's ``Name.get_definition`` looks for above a name (parso.python.tree._GET_DEFINITION_TYPES).
+_DEFINERS = frozenset(("expr_stmt", "sync_comp_for", "with_stmt", "for_stmt", "import_name", "import_from", "param",
+                       "del_stmt", "namedexpr_test"))
+
+
+def _is_definition(name, definers: dict) -> bool:
+    """``name.is_definition()``, with the statement parso's walk up from a name stops at kept for every node on the
+    way (``definers``: one function's): parso walks from each name up to its statement, so the names of an
+    expression thousands of levels deep (``f(f(f(...)))``) cost the square of its depth."""
+    parent = name.parent
+    if parent.type in ("funcdef", "classdef", "except_clause"):
+        return name.is_definition()
+    node, path, found = parent, [], False
+    while node is not None:
+        known = definers.get(id(node))
+        if known is not None:
+            found = known
+            break
+        path.append(node)
+        if node.type == "suite" or node.type in _DEFINERS:
+            found = node
+            break
+        node = node.parent
+    for on_the_way in path:
+        definers[id(on_the_way)] = found
+    if found is False or found.type == "suite":
+        return False
+    names = definers.get(("names", id(found)))
+    if names is None:
+        names = definers[("names", id(found))] = found.get_defined_names(False)
+    return name in names
 
 
 class _TakenNames:

@@ -39,8 +39,92 @@ from parso.utils import split_lines as _parso_split_lines
 
 from .text import LineIndex, common_ends
 from .text import line_opcodes as _matched_lines
+from parso.tree import BaseNode
 
 _log = logging.getLogger(__name__)
+
+
+# --------------------------------------------------------------------------- parso's tree walks, without recursion
+# parso's nodes find their positions, first and last leaves and code by recursing into their first or last child
+# (``start_pos``, ``end_pos``, ``get_code`` ...): a call per level of the tree, so a valid expression a few hundred
+# levels deep (``not not ... dout``, ``-...-x``, ``a if c else a if c else ...``, ``x ** x ** ...``, nested
+# lambdas) raised RecursionError wherever a rule or a fix read one, and the finding was lost (issue 25, item 3).
+# The same answers, walked in loops (installed once, for every tree: the engine reads no parso node otherwise).
+def _first_leaf(node):
+    while isinstance(node, BaseNode):
+        node = node.children[0]
+    return node
+
+
+def _last_leaf(node):
+    while isinstance(node, BaseNode):
+        node = node.children[-1]
+    return node
+
+
+def _code_of_children(self, children, include_prefix):
+    parts = []
+    append = parts.append
+    stack = children[::-1]
+    pop, extend = stack.pop, stack.extend
+    while stack:
+        n = pop()
+        if isinstance(n, BaseNode):
+            extend(n.children[::-1])
+        else:
+            append(n.prefix)
+            append(n.value)
+    if not include_prefix and parts:
+        parts[0] = ""
+    return "".join(parts)
+
+
+def _leaf_for_position(self, position, include_prefixes=False):
+    if not ((1, 0) <= position <= self.children[-1].end_pos):
+        raise ValueError('Please provide a position that exists within this node.')
+    node = self
+    while True:
+        children = node.children
+        lower, upper = 0, len(children) - 1
+        while lower != upper:
+            index = (lower + upper) // 2
+            if position <= children[index].end_pos:
+                upper = index
+            else:
+                lower = index + 1
+        element = children[lower]
+        if not include_prefixes and position < element.start_pos:
+            return None  # on a prefix
+        if not isinstance(element, BaseNode):
+            return element
+        node = element
+
+
+# (parso's own, for the tests that compare the two)
+_PARSO_WALKS = {name: BaseNode.__dict__[name] for name in (
+    "start_pos", "end_pos", "get_start_pos_of_prefix", "get_first_leaf", "get_last_leaf", "_get_code_for_children",
+    "get_leaf_for_position")}
+def _start_pos(self):
+    node = self.children[0]
+    while isinstance(node, BaseNode):
+        node = node.children[0]
+    return node.line, node.column
+
+
+def _end_pos(self):
+    node = self.children[-1]
+    while isinstance(node, BaseNode):
+        node = node.children[-1]
+    return node.end_pos
+
+
+BaseNode.start_pos = property(_start_pos)
+BaseNode.end_pos = property(_end_pos)
+BaseNode.get_start_pos_of_prefix = lambda self: _first_leaf(self).get_start_pos_of_prefix()
+BaseNode.get_first_leaf = _first_leaf
+BaseNode.get_last_leaf = _last_leaf
+BaseNode._get_code_for_children = _code_of_children
+BaseNode.get_leaf_for_position = _leaf_for_position
 # The prefix of the keys of statement facts (Program.statement_facts) that hold positions: dropped when lines are
 # inserted or removed above their statement; the others hold nodes, which move with their leaves.
 POSITIONAL = "pos:"
@@ -218,6 +302,24 @@ def _statement_at(children: list, i1: int, i2: int) -> tuple[int, int, int] | No
     return index, first, end
 
 
+def _bounded(children: list, index: int) -> bool:
+    """Whether top-level child ``index``'s neighbours leave it alone: the statement before it is no error node or
+    leaf, and the one after it starts a statement at column 0 (or is the end). Otherwise what the statement's lines
+    re-parsed alone give may not be what they give in place: a class header typed above an orphaned indented block
+    (``error_leaf`` then a ``def`` at column 4) takes the block as its body in place, and an ``if`` typed above an
+    orphaned ``else:`` takes the ``else``; an edit among them is left to the diff parser."""
+    if index and children[index - 1].type in _ERROR_TYPES:
+        return False
+    if index + 1 < len(children):
+        after = children[index + 1]
+        if after.type in _ERROR_TYPES or (after.type != "endmarker" and after.start_pos[1] != 0):
+            return False
+        first = after.get_first_leaf()
+        if first is not None and first.type == "error_leaf":
+            return False
+    return True
+
+
 def _parse_statement(snippet: str, first: int, column: int | None = None):
     """``snippet`` (whole lines) parsed alone as exactly one error-free statement placed at 0-based line ``first``:
     a top-level statement, or (``column``) a statement of a body starting at that column, parsed after a
@@ -268,6 +370,8 @@ def _splice(module: Module, old: list[str], new: list[str], leaves_of=None,
         where = _statement_at(children, a, b)
         if where is not None:
             wheres.append((where, a, b))
+    # A statement parsed alone parses so in place only when what follows cannot continue it (see ``_bounded``).
+    wheres = [w for w in wheres if _bounded(children, w[0][0])]
     node = None
     for (index, first, end), a, b in wheres:
         node = _splice_in_body(children[index], new, a, b, delta, clean)
@@ -566,6 +670,8 @@ class ParsedDocument:
                 if where is None:
                     return None
                 index, first, end = where
+                if not _bounded(children, index):
+                    return None
                 replaced[index] = (first, end)
             for index, (first, end) in replaced.items():
                 node = _parse_statement("".join(new[first:end]), first)

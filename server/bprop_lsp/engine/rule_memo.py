@@ -12,12 +12,14 @@ derives from them) and to read, for a site, nothing but:
 * where those statements stand among the module's other statements (not lines of bare calls);
 * the settings and whether fixes are wanted.
 
-The key of a site is a digest of exactly that (texts, not positions, apart from the call sites'), so a site hits
+The key of a site is a digest of exactly that (texts, not positions, apart from the call sites'), and of which of the
+statements read holds its class and where in it (a class is told by what it is, never by its name), so a site hits
 wherever it moved. Its drafts hold positions, though: each entry keeps, for every top-level statement its drafts
 point into, where that statement's code starts and its digest; a hit is used only while statements with those
 digests still start there (where the statement before ends, kept with each statement while no line above it
-moves; it holds whichever way the tree was re-parsed), else the site's rules run again. A site with no drafts
-points nowhere and hits wherever it moves.
+moves; it holds whichever way the tree was re-parsed), and where the site's own class's statement started
+(two copies of one statement have one key: drafts are read back only by the class at the place that made them),
+else the site's rules run again. A site with no drafts points nowhere and hits wherever it moves.
 
 Reading every site's key costs a pass over what each site reads, on every keystroke: so a key is itself kept from
 one analysis to the next while nothing it read changed (``_reused_key``; only when one statement was replaced in
@@ -253,6 +255,14 @@ class _Shared:
 
         i = bisect.bisect_right(offsets, self.program.index.offset(Position(line, column))) - 1
         if i < 0:
+            return None
+        return self._place(i)
+
+    def place_of(self, node) -> tuple | None:
+        """``_place`` of the top-level statement holding ``node``; None when it is not one of this analysis's."""
+        top = _top(node)
+        i = self.index.get(id(top)) if top is not None else None
+        if i is None or self.entries[i][0] is not top:
             return None
         return self._place(i)
 
@@ -631,7 +641,13 @@ class RuleMemo:
                 entry = self.old.get(key)
                 if entry is not None:
                     self.new[key] = entry
-            if entry is not None and (not entry[1] or all(shared.still_there(ref) for ref in entry[1])):
+            # Drafts hold positions: they are read back only by the site at the place of the one that made them
+            # (its class's statement starting where it did, with its digest: the key tells the class within the
+            # statement), and only while the statements they point into are still there. (Another class of that
+            # text elsewhere may have the same key: two copies of one statement, the one that made the drafts
+            # moved away and another taking its lines in one edit.) A site with no drafts hits wherever it is.
+            if entry is not None and (not entry[1] or (entry[2] == shared.place_of(site.cls.node) is not None
+                                                       and all(shared.still_there(ref) for ref in entry[1]))):
                 self.reused += 1
                 per_site.append(entry[0])
                 continue
@@ -657,8 +673,11 @@ class RuleMemo:
                     stored.append(_detached(draft))
                 results[rule.code] = tuple(stored)
             _share(ctx, view)
+            own = shared.place_of(site.cls.node) if keep and refs else None
+            if keep and refs and own is None:
+                keep = False
             if keep:
-                self.new[key] = (results, frozenset(refs))
+                self.new[key] = (results, frozenset(refs), own)
             per_site.append(results)
         if len(self.new) > max(self.SIZE, 4 * len(sites)):
             self.old, self.new = self.new, {}
@@ -722,7 +741,11 @@ class RuleMemo:
                         todo.append(other)
         index, env_indices, tables = shared.index, shared.env_indices, shared.tables
         statements = sorted((index.get(id(t), -1), id(t)) for t in tops.values())
-        parts = [repr((shared.settings_key, shared.newline, site.cls.name, _relative(site.cls.node),
+        # Which of those statements holds the class, and where in it (so two classes of one name, in two statements
+        # of one text or in one statement, never share a key: the class is told by what it is, not by its name).
+        own = _top(site.cls.node)
+        own_at = next((k for k, (_, key) in enumerate(statements) if key == id(own)), -1)
+        parts = [repr((shared.settings_key, shared.newline, site.cls.name, own_at, _relative(site.cls.node),
                        sorted(site.modes), site.external_construct, sorted(site.call_counts or ()),
                        [bisect.bisect_left(env_indices, i) for i, _ in statements])).encode()]
         for _, key in statements:

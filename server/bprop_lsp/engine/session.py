@@ -17,6 +17,7 @@ session: the tree one call returns is updated in place by the next parse.
 """
 from __future__ import annotations
 
+import logging
 from dataclasses import replace
 from typing import Callable, Sequence
 
@@ -27,6 +28,8 @@ from .parsing import ParsedDocument
 from .rule_memo import RuleMemo
 from .settings import Settings
 
+_log = logging.getLogger(__name__)
+
 
 class DocumentSession:
     """Everything one document's analysis keeps between versions (parse state, facts)."""
@@ -36,6 +39,7 @@ class DocumentSession:
         self.rules = tuple(rules)  # what every analysis, fix check and fix-all of this document runs
         self._doc = ParsedDocument()
         self._doc.rule_memo = RuleMemo()
+        self._failures_logged: set[str] = set()
 
     def parse(self, text: str) -> None:
         """Parse ``text`` now (``analyse`` then finds the tree ready): lets an editor treat the tree, which lives as
@@ -54,6 +58,10 @@ class DocumentSession:
                                     with_syntax_errors=with_syntax_errors, with_skeletons=with_skeletons)
         analysis.text = text
         analysis.settings = settings
+        for message in analysis.failures:  # (once per document: not once per keystroke)
+            if message not in self._failures_logged:
+                self._failures_logged.add(message)
+                _log.warning("%s: %s", self.name or "document", message)
         analysis.fixes_verified = not any(f.fix is not None for f in analysis.findings)
         return analysis
 

@@ -908,11 +908,14 @@ def _local_assignments(fn: Function) -> dict:
 
 
 def _names_in(node):
-    if node.type == "name":
-        yield node.value
-        return
-    for c in getattr(node, "children", []):
-        yield from _names_in(c)
+    """The names under ``node``, in order (walked in a loop: a target may nest deeper than Python recurses)."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n.type == "name":
+            yield n.value
+        else:
+            stack.extend(reversed(getattr(n, "children", ())))
 
 
 def returns_of(fn: Function, program=None, depth: int = 0) -> Returns | None:

@@ -198,7 +198,16 @@ def counts(v: SignatureView) -> tuple[int, int]:
 
 
 def missing_params_fix(ctx: Context, v: SignatureView) -> tuple[Fix | None, list[str]]:
-    """Insert exactly the missing trailing parameters, named after construct's inputs, ``out`` and ``dout``."""
+    """Insert exactly the missing trailing parameters, named after construct's inputs, ``out`` and ``dout``; with
+    the names of the missing ones (neither, when the fix cannot be built: the finding stands without it)."""
+    try:
+        return _missing_params_fix(ctx, v)
+    except (Exception, RecursionError) as exc:  # noqa: BLE001 - a fix we cannot build costs the fix only
+        ctx.fix_failed("BP001", exc)
+        return None, []
+
+
+def _missing_params_fix(ctx: Context, v: SignatureView) -> tuple[Fix | None, list[str]]:
     fn = v.fn
     inputs = v.inputs
     missing_labels: list[str] = []

@@ -80,8 +80,12 @@ class NumberGradient(Rule):
 
 
 def _is_tensor(p, node) -> bool:
-    if node.type == "name":
+    seen = set()
+    while node.type == "name":  # (a name bound once, to a name ...: ``t = t`` ends)
         values = p.assignments.get(node.value, [])
-        return len(values) == 1 and _is_tensor(p, values[0])
+        if len(values) != 1 or node.value in seen:
+            return False
+        seen.add(node.value)
+        node = values[0]
     c = call_of(node) if node.type in ("power", "atom_expr") else None
     return bool(c and c[0] and (c[0] in TENSOR_NAMES or p.resolve_dotted(c[0]) in ("mindspore.Tensor", "mindspore.common.tensor.Tensor")))
