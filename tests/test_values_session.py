@@ -262,3 +262,24 @@ def test_flipping_each_module_constant_of_the_value_probes_matches_a_fresh_analy
     session = DocumentSession()
     for version in versions:
         _same_as_fresh(session, version)
+
+
+def test_bp031_follows_a_module_level_requires_grad_toggle_with_the_memo_on(monkeypatch):
+    """``net.w.requires_grad = ...`` at module level names no class: BP031 must not be read back from a per-Cell
+    memo entry (it is not a per-Cell rule; with ``per_cell = True`` the session kept the stale finding)."""
+    from bprop_lsp.engine import rule_memo
+
+    monkeypatch.setattr(rule_memo.RuleMemo, "min_sites", 0)
+    plain = "".join(f"class P{i}(nn.Cell):\n    def construct(self, x):\n        return x\n"
+                    f"    def bprop(self, x, out, dout):\n        return (dout,)\n\n\n" for i in range(20))
+    base = ("import numpy as np\nimport mindspore as ms\nfrom mindspore import nn, Parameter\n\n\n" + plain +
+            "class Shift(nn.Cell):\n    def __init__(self):\n        super().__init__()\n"
+            "        self.offset = Parameter(ms.Tensor(np.ones(1, np.float32)), name='offset')\n"
+            "    def construct(self, x):\n        return x + self.offset\n"
+            "    def bprop(self, x, out, dout):\n        return (dout,)\n\n\nnet = Shift()\n"
+            "net.offset.requires_grad = FLAG\n")
+    texts = [base.replace("FLAG", v) for v in ("True", "False", "True", "False")]
+    session = DocumentSession()
+    for text in texts:
+        got = sorted((f.code, f.span.start.line) for f in session.analyse(text).findings)
+        assert got == sorted((f.code, f.span.start.line) for f in analyze(text).findings)

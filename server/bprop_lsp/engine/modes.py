@@ -255,8 +255,15 @@ class ModeModel:
         found = self._names.get(key)
         if found is None:
             found = list(self.events.get(fn, ()))
+            code = fn.get_code() if fn is not None else None
             for setter in self.events:
                 if setter is None or setter is fn:
+                    continue
+                # (A cheap sieve before resolving the setter's name: a body that never spells it, or a module in
+                # which it appears only at its ``def``, calls it nowhere.)
+                if code is not None and setter.name.value not in code:
+                    continue
+                if code is None and len(self.p.word_offsets(setter.name.value)) < 2:
                     continue
                 scope = _binding_scope(setter)
                 for leaf in self._references(setter.name.value, scope, setter.name):
