@@ -32,7 +32,7 @@ VALID_CASES = [c for c in CASES if c["rule"] == "VALID"]
 
 
 def test_corpus_is_complete():
-    assert len(CASES) == 175 and len(SCORED_CASES) == 102 + 8 and len(VALID_CASES) == 63
+    assert len(CASES) == 217 and len(SCORED_CASES) == 122 + 8 and len(VALID_CASES) == 85
 
 
 @pytest.mark.parametrize("case", SCORED_CASES, ids=ids(SCORED_CASES))
@@ -70,7 +70,8 @@ def test_fix_reparses_and_rechecks_clean(case):
     text = read(case)
     fixed, applied = fix_all(text, include_unsafe=True)
     assert applied >= 1 and fixed != text
-    assert len(syntax_errors(parse_text(fixed))) == 0
+    # No syntax error added (parso 0.8 reports Python 3.10's ``match`` as one: case 320 has some before the fix).
+    assert len(syntax_errors(parse_text(fixed))) == len(syntax_errors(parse_text(text)))
     assert [f for f in analyze(fixed).findings if f.code == case["rule"]] == []
     # Line endings are the file's own: a CRLF file stays CRLF.
     if "\r\n" in text:

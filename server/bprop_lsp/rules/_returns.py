@@ -123,12 +123,13 @@ def _truth(program, cond):
         return None
     from ..engine.values import const_truth
 
-    if any(leaf.type == "name" for leaf in _leaves_of(cond)):
+    if any(leaf.type == "name" for leaf in leaves_of(cond)):
         _read_outside(program)
     return const_truth(program, cond)
 
 
-def _leaves_of(node):
+def leaves_of(node):
+    """The leaves under ``node``, without recursion (user expressions may nest hundreds deep)."""
     stack = [node]
     while stack:
         n = stack.pop()
@@ -425,7 +426,7 @@ def _contains(outer, node) -> bool:
 
 
 def _mentions(node, name: str) -> bool:
-    return any(leaf.type == "name" and leaf.value == name for leaf in _leaves_of(node))
+    return any(leaf.type == "name" and leaf.value == name for leaf in leaves_of(node))
 
 
 def _terminates(stmts) -> bool:
@@ -528,13 +529,13 @@ def _dedupe(states):
 
 def _binds_in(node, name, use) -> bool:
     return any(leaf.type == "name" and leaf.value == name and leaf is not use and leaf.is_definition()
-               for leaf in _leaves_of(node))
+               for leaf in leaves_of(node))
 
 
 def _binds_or_mutates(stmt, name, states) -> bool:
     """Whether a loop/try/with statement may change the name: binds it, augments it, or mentions a list value."""
     may_be_list = any(s.kind == "list" or s.kind == "unknown" for s in states)
-    for leaf in _leaves_of(stmt):
+    for leaf in leaves_of(stmt):
         if leaf.type != "name" or leaf.value != name:
             continue
         if leaf.is_definition():
@@ -628,7 +629,7 @@ def _apply(small, name, states, fn, assignments, depth, program):
 def _reads_only(node, name, states):
     """A statement that only reads the name: a tuple is unchanged; a list might be changed in place by whatever
     it is passed to, unless it is only indexed (``x[0]``) or measured (``len(x)``)."""
-    for leaf in _leaves_of(node):
+    for leaf in leaves_of(node):
         if leaf.type != "name" or leaf.value != name:
             continue
         if leaf.is_definition():

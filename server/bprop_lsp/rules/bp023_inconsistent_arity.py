@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ..engine.context import Context
 from .base import GRAPH, Draft, Invalid, Rule, Valid
-from ._returns import anchor_span, cell_subjects, return_related, returns_of
+from ._returns import leaves_of as _leaves, anchor_span, cell_subjects, return_related, returns_of
 
 
 class InconsistentArity(Rule):
@@ -106,13 +106,3 @@ def _metadata_use(name) -> bool:
             last = callee.children[1] if callee.type == "trailer" and len(callee.children) > 1 else callee
             return getattr(last, "value", None) in _METADATA_CALLS
     return False
-
-
-def _leaves(node):
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        if hasattr(n, "children"):
-            stack.extend(n.children)
-        else:
-            yield n

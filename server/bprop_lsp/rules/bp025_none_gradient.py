@@ -5,7 +5,7 @@ from ..engine.context import Context
 from ..engine.model import Applicability, Edit, Fix
 from ..engine.program import is_within, unwrap_parens
 from .base import example, GRAPH, NEVER, Draft, Invalid, Rule, Valid
-from ._returns import AUGMENTED, anchor_span, cell_subjects, local_assignments, restrict, return_related, returns_of
+from ._returns import AUGMENTED, leaves_of as _leaves, anchor_span, cell_subjects, local_assignments, restrict, return_related, returns_of
 
 
 class NoneGradient(Rule):
@@ -240,17 +240,6 @@ def _in_construct(node) -> bool:
         parent = parent.parent
     return parent is not None and parent.type == "funcdef" and parent.name.value == "construct" \
         and parent.parent is not None and parent.parent.type == "suite" and parent.parent.parent.type == "classdef"
-
-
-def _leaves(node):
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        children = getattr(n, "children", None)
-        if children:
-            stack.extend(children)
-        else:
-            yield n
 
 
 def _ops_alias(ctx) -> str | None:
