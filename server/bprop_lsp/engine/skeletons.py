@@ -66,6 +66,12 @@ def _classes_around(p: Program, first: int, last: int) -> list:
     return found[::-1]
 
 
+def zeros_like_spelling(p: Program) -> tuple[str, Edit | None]:
+    """How code added to the file calls zeros_like, and the import that makes the name resolve (None: already
+    does): what the "Add a custom bprop" action and BP025's fix write."""
+    return _zeros_like(p)
+
+
 def _zeros_like(p: Program) -> tuple[str, Edit | None]:
     """How the new bprop calls zeros_like, and the import that makes the name resolve (None: already does)."""
     for local, full in p.imports.items():

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from ..engine.context import Context
 from ..engine.model import Applicability, Edit, Fix
+from ..engine.skeletons import zeros_like_spelling
 from .base import example, NEVER, Draft, Invalid, Rule, Valid
 from ._returns import anchor_span, cell_subjects, return_related, returns_of
 
@@ -51,6 +52,12 @@ class NoneGradient(Rule):
               "    def bprop(self, x, mask, out, dout):\n        return dout * mask, ops.zeros_like(mask)\n"),
     )
     invalid = (
+        Invalid("from mindspore import nn\nclass M(nn.Cell):\n    def construct(self, x, mask):\n        return x * mask\n"
+                "    def bprop(self, x, mask, out, dout):\n        return dout * mask, None\n",
+                fixed="from mindspore import ops\nfrom mindspore import nn\nclass M(nn.Cell):\n    def construct(self, x, mask):\n"
+                      "        return x * mask\n    def bprop(self, x, mask, out, dout):\n"
+                      "        return dout * mask, ops.zeros_like(mask)\n",
+                note="ops not imported: the fix imports it"),
         Invalid("from mindspore import nn, ops\nclass M(nn.Cell):\n    def construct(self, x, mask):\n        return x * mask\n"
                 "    def bprop(self, x, mask, out, dout):\n        return dout * mask, None\n",
                 fixed="from mindspore import nn, ops\nclass M(nn.Cell):\n    def construct(self, x, mask):\n        return x * mask\n"
@@ -83,10 +90,13 @@ class NoneGradient(Rule):
                     if i < len(params) and _optional_input(subject.fn, params[i], site, i):
                         continue  # the input itself may be None (`w=None`, `if w is not None:`): None is its gradient
                     fix = None
-                    if ops_alias and s.via_name is None and i < len(params) and i < subject.hi:
-                        fix = Fix(f"Replace None with {ops_alias}.zeros_like({params[i]})",
-                                  (Edit(ctx.program.span(item), f"{ops_alias}.zeros_like({params[i]})"),),
-                                  Applicability.UNSAFE)
+                    if s.via_name is None and i < len(params) and i < subject.hi:
+                        # (Without ``ops`` imported, the fix imports it, as the "Add a custom bprop" action does.)
+                        spelling, import_edit = (f"{ops_alias}.zeros_like", None) if ops_alias else \
+                            zeros_like_spelling(ctx.program)
+                        edits = (Edit(ctx.program.span(item), f"{spelling}({params[i]})"),)
+                        fix = Fix(f"Replace None with {spelling}({params[i]})",
+                                  edits + ((import_edit,) if import_edit is not None else ()), Applicability.UNSAFE)
                     yield Draft(anchor_span(ctx, subject.fn),
                                 f"{subject.label} returns None as gradient {i + 1}: GRAPH_MODE returns None, "
                                 f"PYNATIVE_MODE zeros; return ops.zeros_like(...) instead",
