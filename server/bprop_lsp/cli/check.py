@@ -191,6 +191,11 @@ def run_check(args) -> int:
         if "-" in (args.paths or []):
             print("bprop-lsp: error: --watch cannot read stdin", file=sys.stderr)
             return EXIT_ERROR
+        clash = [flag for flag, on in (("--statistics", args.statistics), ("--show-settings", args.show_settings),
+                                       ("--show-files", args.show_files), ("--add-noqa", args.add_noqa)) if on]
+        if clash:
+            print(f"bprop-lsp: error: --watch cannot be used with {clash[0]}", file=sys.stderr)
+            return EXIT_ERROR
         from .watch import watch
 
         return watch(args, lambda: _run_once(args, workers))
@@ -324,6 +329,15 @@ def _check(args, paths, resolver, fmt, workers, out_file, started) -> int:
                       f"{_hidden_hint(hidden, ' (', ')')}.\n" if fixes_applied else
                       f"No findings fixed{_hidden_hint(hidden, ' (', ')')}.\n")
         return EXIT_ERROR if had_error else EXIT_CLEAN
+    watching = getattr(args, "watch_stamp", None)
+    if watching is not None:
+        # (--watch: ruff's order, the count first, then the findings, no summary after them)
+        files = len({r.filename for r in reported})
+        found = f"Found {_plural(len(reported), 'finding')}" + (f" in {_plural(files, 'file')}" if reported else "")
+        out.write(f"{watching()} {found}. Watching for file changes.\n\n")
+        args._watch_reported = True
+        out.write(render(fmt, reported, color=color, show_fixes=bool(args.show_fixes and not args.fix)))
+        return EXIT_ERROR if had_error else EXIT_FINDINGS if reported else EXIT_CLEAN
     if args.statistics:
         from .output import render_statistics
 
@@ -445,7 +459,9 @@ def _walk(paths, resolver, on_skip, stats):
                 _verbose(resolver.args, f"{path}: excluded (force-exclude)")
                 continue
         given.append(path)
-    excludes = resolver.for_path(".").excludes
+    # Each PATH brings the excludes of its own settings (its nearest pyproject.toml's, anchored there): one walk with
+    # all of them (it yields a file reached twice once).
+    excludes = tuple(dict.fromkeys(p for path in given if path != "-" for p in resolver.for_path(path).excludes))
     return iter_paths(given, excludes, respect_gitignore=resolver.args.respect_gitignore, on_skip=on_skip,
                       stats=stats)
 

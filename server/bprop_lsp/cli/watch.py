@@ -45,6 +45,7 @@ def watch(args, run: Callable[[], int], out=None) -> int:
     """Run ``run`` now and after every change; ``--watch-iterations N`` (for tests) stops after N runs."""
     out = out or sys.stdout
     paths = args.paths or ["."]
+    args.watch_stamp = _stamp  # (check prints "[time] Found N findings. Watching for file changes." first)
     runs = 0
     reason = "Starting linter in watch mode..."
     try:
@@ -52,9 +53,10 @@ def watch(args, run: Callable[[], int], out=None) -> int:
             out.write(f"{CLEAR}{_stamp()} {reason}\n\n")
             out.flush()
             before = snapshot(paths, args.respect_gitignore)
+            args._watch_reported = False
             code = run()
-            out.write(f"\n{_stamp()} {'Checks done' if code != 2 else 'Stopped by an error (above)'}. "
-                      f"Watching for file changes.\n")
+            if code == 2 and not getattr(args, "_watch_reported", False):
+                out.write(f"{_stamp()} Stopped by an error (above). Watching for file changes.\n")
             out.flush()
             runs += 1
             if args.watch_iterations is not None and runs >= args.watch_iterations:
