@@ -31,11 +31,11 @@ ACCEPTED = [
     {"inlay-hints": True}, {"inlay_hints": {"enable": False}}, {"inlayHints": True},
     {"select": ["bp001"]}, {"select": ["Bp0"]}, {"select": "bp001, BP02"}, {"select": [" BP001 "]},
     {"mode": "GRAPH"}, {"mode": "PyNative"}, {"mode": "auto"}, {"select": ["all"]},
-    {"extend-select": ["BP050"]}, {"per-file-ignores": {"tests/**": ["BP050"], "!src/*": "BP0"}},
+    {"select": ["BP9"]}, {"extend-select": ["BP050"]}, {"per-file-ignores": {"tests/**": ["BP050"], "!src/*": "BP0"}},
     {"exclude": ["legacy/*"], "extend-exclude": ["gen/**"]}, {"force-exclude": True}, {"select": []},
 ]
 REJECTED = [
-    {"select": ["BP9"]}, {"select": ["BP999"]}, {"select": ["BP8"]}, {"select": "BP999"}, {"ignore": ["BP0O1"]},
+    {"select": ["BP91"]}, {"select": ["BP999"]}, {"select": ["BP8"]}, {"select": "BP999"}, {"ignore": ["BP0O1"]},
     {"mode": "eager"}, {"selct": ["BP001"]}, {"exclude": "legacy/*"}, {"inlay-hints": "yes"},
     {"per-file-ignores": {"tests/*": ["BP9999"]}}, {"per-file-ignores": ["tests/*"]}, {"force-exclude": "yes"},
     {"select": [""]}, {"select": ""},
@@ -210,3 +210,27 @@ def test_per_file_ignores_flag(tmp_path, capsys):
     assert main(["check", "--isolated", "--per-file-ignores", "t.py:BP001", str(tmp_path / "t.py")]) == 0
     assert main(["check", "--isolated", "--per-file-ignores", "t.py:BP0O1", str(tmp_path / "t.py")]) == 2
     assert "BP0O1" in capsys.readouterr().err
+
+
+def test_server_applies_per_file_ignores_from_pyproject(tmp_path):
+    from pygls import uris
+
+    from bprop_lsp.lsp.settings import SettingsStore
+
+    (tmp_path / "pyproject.toml").write_text('[tool.bprop-lsp]\nper-file-ignores = {"tests/*" = ["BP001"]}\n')
+    (tmp_path / "tests").mkdir()
+    store = SettingsStore(lambda m: None)
+    assert not store.for_uri(uris.from_fs_path(str(tmp_path / "tests" / "t.py"))).enabled("BP001")
+    assert store.for_uri(uris.from_fs_path(str(tmp_path / "m.py"))).enabled("BP001")
+
+
+def test_server_reports_an_empty_select_string(tmp_path):
+    from pygls import uris
+
+    from bprop_lsp.lsp.settings import SettingsStore
+
+    shown = []
+    store = SettingsStore(lambda m: None, shown.append)
+    store.set_configuration({"select": ""}, {})
+    assert store.for_uri(uris.from_fs_path(str(tmp_path / "m.py"))).enabled("BP001")
+    assert any("empty string" in m for m in shown)

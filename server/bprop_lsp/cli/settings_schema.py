@@ -128,6 +128,8 @@ def settings_markdown() -> str:
            "| Setting | pyproject.toml | `check` flag | VS Code | Default |", "|---|---|---|---|---|"]
     for o in OPTIONS:
         default = "unset (every rule)" if o.key == "select" else f"`{_toml(o.default)}`"
+        if o.editor_default is not None and o.editor_default != o.default:
+            default += f" (VS Code: `{_toml(o.editor_default)}`)"
         out.append(f"| [{o.key}](#{o.key}) | {'yes' if o.engine else 'yes (server only)'} | "
                    f"{'`' + o.flag + '`' if o.flag else ''} | {'`bprop-lsp.' + o.editor + '`' if o.editor else ''} | "
                    f"{default} |")
