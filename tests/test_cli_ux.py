@@ -172,7 +172,7 @@ def test_jobs_is_capped(tree, monkeypatch):
 
     monkeypatch.setattr(jobs, "cpu_count", lambda: 2)
     seen = []
-    monkeypatch.setattr(check, "run_jobs", lambda js, workers, cb: seen.append(workers) or [])
+    monkeypatch.setattr(check, "run_jobs", lambda js, workers, *rest: seen.append(workers) or [])
     main(["check", "--isolated", "-q", "-j", "64", "a.py"])
     assert seen == [2]
 
@@ -186,7 +186,8 @@ def test_show_settings_says_where_each_value_came_from(tree, capsys):
     assert lines["ignore"].endswith(f"# {tree / 'pyproject.toml'}") and '["BP014"]' in lines["ignore"]
     assert lines["mode"].endswith("# command line") and '"pynative"' in lines["mode"]
     assert lines["select"].endswith("# default")
-    assert "BP014" not in lines["enabled rules (29)"]
+    (enabled,) = [line for key, line in lines.items() if key.startswith("enabled rules")]
+    assert "BP001" in enabled and "BP014" not in enabled
 
 
 def test_show_files(tree, capsys):
@@ -274,3 +275,13 @@ def test_watch_reruns_on_change_with_a_clear_screen(tmp_path):
 def test_watch_refuses_statistics(capsys):
     assert main(["check", "--watch", "--statistics", "."]) == 2
     assert "--watch cannot be used with --statistics" in capsys.readouterr().err
+
+
+def test_add_noqa_is_not_served_from_the_cache(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a.py").write_text(SEED)
+    assert main(["check", "--isolated", "a.py"]) == 1  # (fills the cache)
+    assert main(["check", "--isolated", "--add-noqa", "a.py"]) == 0
+    assert "# noqa: BP001" in (tmp_path / "a.py").read_text()
+    (tmp_path / "a.py").write_text(SEED)
+    assert main(["check", "--isolated", "a.py"]) == 1  # (the --add-noqa run stored no empty result)

@@ -432,7 +432,8 @@ def _shown(value, key: str) -> str:
 
 def _open_cache(args, jobs: list[Job]):
     """The result cache for this run (cli/cache.py), or None with ``--no-cache`` or when only stdin is checked."""
-    if getattr(args, "no_cache", False) or all(job.path == "-" for job in jobs):
+    # (--add-noqa rewrites what it finds: a cached result would add nothing, and its empty one must not be kept)
+    if getattr(args, "no_cache", False) or args.add_noqa or all(job.path == "-" for job in jobs):
         return None
     from .cache import ResultCache, default_directory
 
