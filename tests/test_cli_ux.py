@@ -218,6 +218,11 @@ def test_serve_tcp_says_where_it_listens():
     proc = subprocess.Popen([sys.executable, "-m", "bprop_lsp", "serve", "--tcp", f"127.0.0.1:{port}"],
                             stderr=subprocess.PIPE, text=True)
     try:
+        import selectors
+
+        with selectors.DefaultSelector() as sel:  # (a server that says nothing must fail the test, not hang it)
+            sel.register(proc.stderr, selectors.EVENT_READ)
+            assert sel.select(timeout=30), "serve --tcp said nothing"
         line = proc.stderr.readline()
         assert f"listening for one LSP client on 127.0.0.1:{port}" in line
     finally:
