@@ -1,5 +1,5 @@
 """Layers point down: the server and the CLI use the engine's public API only (the package's ``__all__`` and its
-value modules ``model``, ``settings`` and ``text``), nothing private; the engine imports no rule, server or CLI
+value modules ``model``, ``options``, ``settings`` and ``text``), nothing private; the engine imports no rule, server or CLI
 module anywhere (its rules are handed to it: ``bprop_lsp.checker``), and the server imports nothing from the CLI."""
 import ast
 from pathlib import Path
@@ -7,7 +7,7 @@ from pathlib import Path
 import bprop_lsp.engine as engine
 
 PACKAGE = Path(engine.__file__).resolve().parents[1]
-PUBLIC_MODULES = {"model", "settings", "text"}
+PUBLIC_MODULES = {"model", "options", "settings", "text"}
 
 
 def _imports(path: Path):

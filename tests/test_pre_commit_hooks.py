@@ -58,8 +58,9 @@ def test_hook_definitions() -> None:
         assert h["language"] == "python"
         assert h["types"] == ["python"]
         assert h["name"] and h["description"]
-    assert shlex.split(hooks["bprop-lsp"]["entry"]) == ["bprop-lsp", "check"]
-    assert shlex.split(hooks["bprop-lsp-fix"]["entry"]) == ["bprop-lsp", "check", "--fix"]
+    # --force-exclude: pre-commit names every staged file, and the project's `exclude` must still apply
+    assert shlex.split(hooks["bprop-lsp"]["entry"]) == ["bprop-lsp", "check", "--force-exclude"]
+    assert shlex.split(hooks["bprop-lsp-fix"]["entry"]) == ["bprop-lsp", "check", "--force-exclude", "--fix"]
 
 
 def _git(repo: Path, *args: str) -> str:
@@ -103,6 +104,17 @@ def test_check_hook_reports_and_changes_nothing(repo: Path) -> None:
     assert "notes.txt" not in p.stdout
     assert (repo / "pkg" / "muladd.py").read_text() == SEED
     assert (repo / "notes.txt").read_text() == SEED
+
+
+@pytest.mark.parametrize("hook", ["bprop-lsp", "bprop-lsp-fix"])
+def test_hooks_respect_exclude(repo: Path, hook: str) -> None:
+    """(issue 24, item 3) pre-commit names the files; `exclude` in pyproject.toml still leaves them out."""
+    (repo / "pyproject.toml").write_text('[tool.bprop-lsp]\nexclude = ["pkg/muladd.py"]\n')
+    _git(repo, "add", ".")
+    p = _run_hook(load_hooks()[hook], repo)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "muladd" not in p.stdout
+    assert (repo / "pkg" / "muladd.py").read_text() == SEED
 
 
 def test_fix_hook_fixes_the_file(repo: Path) -> None:

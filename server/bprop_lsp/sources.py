@@ -255,11 +255,15 @@ def _ignored(parts, is_dir, ignores, gitignores) -> bool:
     return False
 
 
-def _excluded(path: str, name: str, patterns: tuple[str, ...]) -> bool:
+def _excluded(path: str, name: str, patterns: tuple) -> bool:
+    """Whether an ``exclude`` pattern matches: an ``engine.options.FilePattern`` (the settings' own, anchored where
+    it was set: ruff's semantics) or a plain string (matched against the name and the walked path)."""
     if not patterns:
         return False
     norm = path.replace(os.sep, "/")
-    return any(fnmatch.fnmatch(name, pat) or fnmatch.fnmatch(norm, pat) or fnmatch.fnmatch(norm, f"*/{pat}") for pat in patterns)
+    return any(pat.matches(path) if not isinstance(pat, str) else
+               (fnmatch.fnmatch(name, pat) or fnmatch.fnmatch(norm, pat) or fnmatch.fnmatch(norm, f"*/{pat}"))
+               for pat in patterns)
 
 
 def _load_ignore(path: str, base: tuple[str, ...], report: OnSkip) -> tuple[IgnoreFile, ...]:

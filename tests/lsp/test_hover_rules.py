@@ -57,7 +57,8 @@ async def test_hover_on_a_noqa_code(client):
     def_line = '    def bprop(self, x: "中文😀", y, out):  # noqa: BP001, BP021'
     text = SEED.replace("    def bprop(self, x, y, out):", def_line)
     s.open(URI, text)
-    await s.diagnostics(URI, expect=lambda d: d == [])
+    # (BP021 suppresses nothing there: BP900 says so)
+    await s.diagnostics(URI, expect=lambda d: [x.code for x in d] == ["BP900"])
     start = units(def_line[:def_line.index("BP021")], s.encoding)
     hover = await _hover(client, 4, start + 2)
     _assert_rule_doc(hover.contents.value, "BP021")
@@ -69,10 +70,25 @@ async def test_hover_on_a_noqa_code(client):
     assert await _hover(client, 4, units(def_line[:def_line.index("noqa") + 1], s.encoding)) is None
 
 
-async def test_unknown_noqa_code_has_no_hover(client):
+async def test_unknown_noqa_code_hovers_as_its_bp900_finding(client):
     s = await _session(client, "neovim")
     text = SEED.replace("out):\n", "out):  # noqa: BP999\n", 1)
     s.open(URI, text)
     await s.diagnostics(URI, expect=bool)
     def_line = text.splitlines()[4]
-    assert await _hover(client, 4, def_line.index("BP999") + 2) is None
+    hover = await _hover(client, 4, def_line.index("BP999") + 2)
+    assert "BP900 bprop-unused-noqa" in hover.contents.value and "unknown: `BP999`" in hover.contents.value
+
+
+async def test_hover_on_a_bprop_parameter(client):
+    s = await _session(client, "visual-studio-code")
+    text = SEED.replace("    def bprop(self, x, y, out):", "    def bprop(self, x, y, out, dout):")
+    s.open(URI, text)
+    await s.diagnostics(URI, expect=lambda d: d == [])
+    def_line = text.splitlines()[4]
+    hover = await _hover(client, 4, def_line.index("y,"))
+    assert hover.contents.value.startswith("`y` ← y: MindSpore passes the forward input y here")
+    assert "bprop(self, x, y, out, dout)" in hover.contents.value
+    assert (hover.range.start.character, hover.range.end.character) == (def_line.index("y,"), def_line.index("y,") + 1)
+    hover = await _hover(client, 4, def_line.index("dout") + 2)
+    assert hover.contents.value.startswith("`dout` ← dout")

@@ -85,7 +85,7 @@ async def test_shown_once_per_distinct_problem(client, tmp_path):
     await asyncio.sleep(0.3)
     assert len(_warnings(client)) == 1
     # A different mistake is a new problem: shown.
-    client.set_configuration({"select": ["BP00l"], "ignore": ["BP9"]}, section="bprop-lsp")
+    client.set_configuration({"select": ["BP00l"], "ignore": ["BP8"]}, section="bprop-lsp")
     client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings=None))
     messages = await wait_until(lambda: len(_warnings(client)) == 2 and _warnings(client))
-    assert "'BP9'" in messages[1] and "'ignore'" in messages[1]
+    assert "'BP8'" in messages[1] and "'ignore'" in messages[1]

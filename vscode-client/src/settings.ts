@@ -4,19 +4,19 @@ import { ProgramSetting, programSetting } from './resolve';
 
 export const SECTION = 'bprop-lsp';
 /** settings the server reads (it reconfigures itself when they change) */
-export const SERVER_KEYS = ['mode', 'select', 'ignore', 'inlayHints.enable'] as const;
+export const SERVER_KEYS = ['mode', 'select', 'extendSelect', 'ignore', 'inlayHints.enable'] as const;
 /** the checking settings, which have a `[tool.bprop-lsp]` counterpart and are sent only when set */
-const CHECK_KEYS = ['mode', 'select', 'ignore'] as const;
+const CHECK_KEYS = ['mode', 'select', 'extendSelect', 'ignore'] as const;
 /** settings that decide which process runs (changing one restarts the server) */
 export const PROCESS_KEYS = ['interpreter', 'path'] as const;
 
 /**
  * The bprop-lsp settings the user actually set for this scope (user, workspace or folder settings), in the
- * server's plain shape `{mode?, select?, ignore?, inlayHints}`. Defaults of the checking settings are left out
- * on purpose: a key the server does not receive falls back to the project's `[tool.bprop-lsp]` in
- * pyproject.toml, and an empty list means the same as no list (the server would read `select: []` as "enable
- * nothing"). `inlayHints` is an editor setting (no pyproject counterpart) that is on by default in VS Code, so it
- * is always sent, as `{enable: boolean}`.
+ * server's plain shape `{mode?, select?, extendSelect?, ignore?, inlayHints}`. Defaults of the checking settings
+ * are left out on purpose: a key the server does not receive falls back to the project's `[tool.bprop-lsp]` in
+ * pyproject.toml. A list the user set is sent as set, an empty one included: `select: []` enables no rule, as
+ * `select = []` does in pyproject.toml and in ruff (docs/settings.md); blank entries are dropped. `inlayHints` is
+ * an editor setting that is on by default in VS Code, so it is always sent, as `{enable: boolean}`.
  */
 export function explicitSettings(scope?: vscode.Uri, globalOnly = false): Record<string, unknown> {
   const cfg = vscode.workspace.getConfiguration(SECTION, scope);
@@ -29,7 +29,7 @@ export function explicitSettings(scope?: vscode.Uri, globalOnly = false): Record
     }
     if (Array.isArray(value)) {
       const codes = value.filter((x): x is string => typeof x === 'string' && x.trim() !== '');
-      if (codes.length) {
+      if (codes.length || value.length === 0) {
         out[key] = codes;
       }
     } else {

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, TextIO
 
 from ..sources import SourceError, SourceFile, display_path, read_source, read_source_if, write_source
-from .. import checker  # the engine with the built-in rules, loaded on first use: a tree without bprop never
+from .. import ISSUES_URL, checker  # the engine with the built-in rules, loaded on first use: a tree without bprop never
 # loads parso or the rules
 from ..engine.settings import Settings
 
@@ -61,6 +61,7 @@ class Options:
     # SARIF fix objects, the summary's fixable count). Only then must the fixes be checked (re-parsed and
     # re-analysed with the fix applied), which costs about a third of a file's analysis.
     shows_fixes: bool = True
+    add_noqa: bool = False  # --add-noqa: a ``# noqa`` comment for every finding, written back
 
 
 @dataclass(frozen=True)
@@ -83,6 +84,8 @@ class FileResult:
     changed: bool = False
     diff: str = ""
     stdout: str | None = None  # ``--fix -``: the fixed source
+    fixed_codes: dict[str, int] = field(default_factory=dict)  # --fix: fixes applied per rule (--show-fixes)
+    noqa_added: int = 0  # --add-noqa: directives added
 
 
 def check_file(job: Job) -> FileResult:
@@ -109,8 +112,8 @@ def check_source(job: Job, source: SourceFile) -> FileResult:
             _check_source(source, job, result)
     except Exception as exc:  # noqa: BLE001 - one file's analysis bug must not end the run
         result.findings, result.text, result.error = [], "", True
-        result.messages.append(f"bprop-lsp: error: {source.path}: internal error in bprop-lsp (please report): "
-                               f"{exc.__class__.__name__}: {exc}")
+        result.messages.append(f"bprop-lsp: error: {source.path}: internal error in bprop-lsp (please report it at "
+                               f"{ISSUES_URL}): {exc.__class__.__name__}: {exc}")
         if os.environ.get("BPROP_LSP_DEBUG"):
             import traceback
 
@@ -174,7 +177,21 @@ def _check_source(source, job: Job, result: FileResult) -> None:
         span, message = analysis.syntax_errors[0]
         result.messages.append(f"bprop-lsp: warning: {source.path}:{span.start.line + 1}:{span.start.column + 1}: "
                                f"syntax error ({message}); findings may be incomplete")
+    if opts.add_noqa:
+        from .noqa import add_noqa
+
+        new_text, added = add_noqa(text, analysis.findings)
+        if added and job.path != "-":
+            try:
+                write_source(source, new_text)
+                result.noqa_added = added
+            except SourceError as exc:
+                result.messages.append(f"bprop-lsp: error: {exc}")
+                result.error = True
+        result.findings, result.text = [], ""
+        return
     if opts.fix or opts.diff:
+        before = [f.code for f in analysis.findings if f.fix is not None and (f.fix.is_safe or opts.unsafe_fixes)]
         new_text, count = fix_all(text, settings, include_unsafe=opts.unsafe_fixes)
         if new_text != text:
             if opts.diff:
@@ -193,6 +210,13 @@ def _check_source(source, job: Job, result: FileResult) -> None:
             if not opts.diff and new_text != text:
                 text = new_text
                 analysis = analyze(text, settings)
+                if count:
+                    from collections import Counter
+
+                    left = Counter(f.code for f in analysis.findings)
+                    fixed = Counter(before)
+                    fixed.subtract(left)
+                    result.fixed_codes = {code: n for code, n in fixed.items() if n > 0}
         elif job.path == "-" and opts.fix:
             result.stdout = text
     result.findings = analysis.findings
@@ -206,6 +230,14 @@ def unified_diff(name: str, old: str, new: str) -> str:
                                         fromfile=f"a/{name}", tofile=f"b/{name}"))
 
 
+def cpu_count() -> int:
+    """The CPUs this process may run on (its affinity mask where there is one)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
 def default_workers() -> int:
     """One worker per CPU this process may use, fewer once the machine is saturated.
 
@@ -214,10 +246,7 @@ def default_workers() -> int:
     a worker away. Below that every CPU gets one: the load average lags by a minute and counts the previous run of
     this very command, so bounding by the idle CPUs left a core unused in back-to-back runs.
     """
-    try:
-        cpus = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        cpus = os.cpu_count() or 1
+    cpus = cpu_count()
     try:
         busy = os.getloadavg()[0]
     except (AttributeError, OSError):

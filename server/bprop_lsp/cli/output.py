@@ -86,7 +86,31 @@ def to_json_obj(r: Reported) -> dict:
     }
 
 
-def render(fmt: str, reported: list[Reported], *, color: bool = False) -> str:
+def render_statistics(reported: list[Reported], fmt: str, *, unsafe_fixes: bool = False) -> str:
+    """``--statistics``: one line per rule, most frequent first (ruff's columns: count, code, fixable, name);
+    ``[*]`` when a finding of the rule has a fix ``--fix`` applies. ``--output-format json``: the same as a list."""
+    rows: dict[str, list] = {}
+    for r in reported:
+        f = r.finding
+        row = rows.setdefault(f.code, [f.code, f.name, 0, 0])
+        row[2] += 1
+        if f.fix is not None and (f.fix.is_safe or unsafe_fixes):
+            row[3] += 1
+    ordered = sorted(rows.values(), key=lambda row: (-row[2], row[0]))
+    if fmt == "json":
+        import json
+
+        return json.dumps([{"code": code, "name": name, "count": count, "fixable": fixable > 0,
+                            "fixable_count": fixable} for code, name, count, fixable in ordered], indent=2) + "\n"
+    if not ordered:
+        return ""
+    count_width = max(len(str(row[2])) for row in ordered)
+    code_width = max(len(row[0]) for row in ordered)
+    return "".join(f"{count:>{count_width}}\t{code:<{code_width}}\t{'[*]' if fixable else '[ ]'} {name}\n"
+                   for code, name, count, fixable in ordered)
+
+
+def render(fmt: str, reported: list[Reported], *, color: bool = False, show_fixes: bool = False) -> str:
     if fmt == "json":
         import json
 
@@ -99,7 +123,7 @@ def render(fmt: str, reported: list[Reported], *, color: bool = False) -> str:
         import json
 
         return _json_safe(json.dumps(_sarif(reported), indent=2, ensure_ascii=False)) + "\n"
-    return "".join(_full(r, color) for r in reported)
+    return "".join(_full(r, color, show_fixes) for r in reported)
 
 
 def _concise(r: Reported) -> str:
@@ -109,7 +133,31 @@ def _concise(r: Reported) -> str:
                          f"{f.severity.value}: {f.message}")
 
 
-def _full(r: Reported, color: bool) -> str:
+def _fix_diff(r: Reported, cyan: str, red: str, green: str, reset: str) -> list[str]:
+    """``--show-fixes``: the lines the fix changes, ruff-style (``- old`` / ``+ new``, numbered as after the fix)."""
+    import difflib
+
+    from ..engine.text import apply_edits
+
+    old = r.index.text
+    new = apply_edits(old, r.finding.fix.edits)
+    a, b = old.splitlines(), new.splitlines()
+    out: list[str] = []
+    shown_a, shown_b = [terminal_safe(x.expandtabs(4)) for x in a], [terminal_safe(x.expandtabs(4)) for x in b]
+    for group in difflib.SequenceMatcher(None, a, b).get_grouped_opcodes(1):
+        width = len(str(max(group[-1][4], group[-1][2]) + 1))
+        out.append(f"{cyan}{' ' * width} |{reset}")
+        for tag, i1, i2, j1, j2 in group:
+            if tag == "equal":
+                out += [f"{cyan}{j + 1:>{width}} |{reset} {shown_b[j]}" for j in range(j1, j2)]
+                continue
+            out += [f"{red}{' ' * width} - {shown_a[i]}{reset}" for i in range(i1, i2)]
+            out += [f"{green}{j + 1:>{width}} + {shown_b[j]}{reset}" for j in range(j1, j2)]
+        out.append(f"{cyan}{' ' * width} |{reset}")
+    return out
+
+
+def _full(r: Reported, color: bool, show_fixes: bool = False) -> str:
     from ..engine.model import Severity
 
     f = r.finding
@@ -135,6 +183,8 @@ def _full(r: Reported, color: bool) -> str:
     if f.fix is not None:
         safety = "" if f.fix.is_safe else " (unsafe: applied only with --unsafe-fixes)"
         out.append(f"{cyan}{' ' * gutter} ={reset} help: {terminal_safe(f.fix.title)}{safety}")
+        if show_fixes:
+            out += ["    " + line for line in _fix_diff(r, cyan, red, "\x1b[32m" if color else "", reset)]
     out.append(f"{cyan}{' ' * gutter} ={reset} docs: bprop-lsp rule {f.code} ({f.url})")
     return "\n".join(out) + "\n\n"
 

@@ -43,9 +43,16 @@ def run_rule(args) -> int:
         for r in ALL_RULES:
             print(f"{r.code}  {r.name:34} {r.summary}")
         return 0
-    rule = RULES_BY_CODE.get(args.code.upper())
+    rule = RULES_BY_CODE.get(args.code.strip().upper())
+    if rule is None:  # a rule's name names it too (bprop-missing-params)
+        rule = next((r for r in ALL_RULES if r.name == args.code.strip().lower().replace("_", "-")), None)
     if rule is None:
-        print(f"bprop-lsp: error: unknown rule {args.code!r}; `bprop-lsp rule` lists them", file=sys.stderr)
+        from ..engine.settings import suggest
+
+        near = suggest(args.code, {r.code: r.name for r in ALL_RULES})
+        hint = (f"did you mean {', '.join(f'{c} ({RULES_BY_CODE[c].name})' for c in near)}?" if near
+                else "`bprop-lsp rule` lists them")
+        print(f"bprop-lsp: error: unknown rule {args.code!r}; {hint}", file=sys.stderr)
         return 2
     sys.stdout.write(rule_markdown(rule))
     return 0
@@ -54,13 +61,21 @@ def run_rule(args) -> int:
 # What `python -m bprop_lsp.cli.rule_docs` writes, relative to the repository root: the rule pages and the settings
 # schema inside the package (shipped in the wheel and the .vsix; findings link to the pages), and their copies in
 # docs/. tests/test_packaging.py keeps every file equal to this.
-def generated_files() -> dict[str, str]:
-    from .settings_schema import settings_schema_json
+def generated_files(root=None) -> dict[str, str]:
+    """``root``: the repository (default: this checkout), whose vscode-client/package.json's settings are
+    regenerated from the settings definition."""
+    from pathlib import Path
+
+    from .settings_schema import settings_markdown, settings_schema_json, vscode_package_json
 
     files = {f"server/bprop_lsp/docs/rules/{r.code}.md": rule_markdown(r) for r in ALL_RULES}
     files["docs/rules.md"] = all_rules_markdown()
     files["server/bprop_lsp/docs/tool-bprop-lsp.schema.json"] = settings_schema_json()
     files["docs/tool-bprop-lsp.schema.json"] = settings_schema_json()
+    files["docs/settings.md"] = settings_markdown()
+    package = Path(root or Path(__file__).resolve().parents[3]) / "vscode-client" / "package.json"
+    if package.is_file():
+        files["vscode-client/package.json"] = vscode_package_json(package.read_text(encoding="utf-8"))
     return files
 
 
@@ -69,7 +84,7 @@ def write_generated_files(root) -> list[str]:
     from pathlib import Path
 
     root = Path(root)
-    files = generated_files()
+    files = generated_files(root)
     changed = []
     for rel, text in files.items():
         path = root / rel

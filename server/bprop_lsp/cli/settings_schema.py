@@ -1,55 +1,82 @@
-"""The JSON Schema of ``[tool.bprop-lsp]`` in ``pyproject.toml`` (shipped in the package and in docs/).
-
-Generated from the settings loader's keys and the rule registry, so it lists exactly what the loader accepts
-(tests/test_packaging.py checks both). Shaped for SchemaStore's pyproject.toml convention: the schema of the
-``tool.bprop-lsp`` table itself (draft-07, no ``$id`` until SchemaStore hosts it as ``partial-bprop-lsp.json``,
-referenced from pyproject.json's ``tool`` properties).
+"""The JSON Schema of ``[tool.bprop-lsp]`` in ``pyproject.toml`` and docs/settings.md, both generated from the one
+settings definition (``engine/options.py``) and the rule registry, so they accept exactly what the loader accepts
+(tests/test_settings_definition.py and tests/test_packaging.py check both). Shaped for SchemaStore's
+pyproject.toml convention: the schema of the ``tool.bprop-lsp`` table itself (draft-07, no ``$id`` until
+SchemaStore hosts it as ``partial-bprop-lsp.json``, referenced from pyproject.json's ``tool`` properties).
 """
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
-from ..engine.settings import MODES
+from ..engine.options import MODE_DESCRIPTIONS, MODES, OPTIONS, Option
 from ..rules import ALL_RULES
 
-def _codes(what: str) -> dict[str, Any]:
-    code = {
-        "anyOf": [
-            {"enum": [r.code for r in ALL_RULES] + ["ALL"], "description": "a rule code, or ALL"},
-            {"type": "string", "pattern": "^[Bb][Pp][0-9]{0,2}$",
-             "description": "a code prefix: BP0 is BP001-BP099, BP is every rule"},
-        ],
-    }
-    return {
-        "description": f"Rule codes or prefixes to {what}; a comma-separated string is read as a list.",
-        "anyOf": [
-            {"type": "array", "items": code, "uniqueItems": True},
-            {"type": "string", "pattern": "^\\s*([Bb][Pp][0-9]{0,3}|ALL)?(\\s*,\\s*([Bb][Pp][0-9]{0,3}|ALL))*\\s*,?\\s*$"},
-        ],
-    }
+
+def _any_case(word: str) -> str:
+    return "".join(f"[{c.upper()}{c.lower()}]" if c.isalpha() else re.escape(c) for c in word)
 
 
-# One entry per key the loader accepts (engine/settings.py); a new key there fails the test until it is here.
-PROPERTIES: dict[str, dict[str, Any]] = {
-    "mode": {
-        "description": "MindSpore execution mode the checks assume: `auto` infers it per file "
-                       "(`set_context(mode=...)`, `@jit`); `graph`/`pynative` make that mode's findings errors.",
-        "type": "string",
-        "enum": list(MODES),
-        "default": "auto",
-    },
-    "select": {**_codes("enable (default: every rule)"), "examples": [["BP0"], ["BP001", "BP020"]]},
-    "ignore": {**_codes("disable"), "default": [], "examples": [["BP014"]]},
-    "exclude": {
-        "description": "Extra glob patterns (matched against paths relative to the checked folder) that "
-                       "`bprop-lsp check` skips when walking directories.",
-        "type": "array",
-        "items": {"type": "string"},
-        "default": [],
-        "examples": [["legacy/*"]],
-    },
-}
+def selector_regex() -> str:
+    """What the loader accepts as one selector (``invalid_selectors``): ALL or a prefix of a rule code, any case,
+    with spaces around."""
+    prefixes = {code[:i] for code in (r.code for r in ALL_RULES) for i in range(1, len(code) + 1)} | {"ALL"}
+    # (Longest first: JSON Schema's regex is ECMA-262's, which takes the first alternative that matches.)
+    return "(?:" + "|".join(_any_case(p) for p in sorted(prefixes, key=lambda p: (-len(p), p))) + ")"
+
+
+def _selectors(option: Option) -> dict[str, Any]:
+    one = selector_regex()
+    out: dict[str, Any] = {
+        "description": option.description,
+        "anyOf": [
+            {"type": "array", "items": {"type": "string", "pattern": f"^\\s*{one}\\s*$"}},
+            {"type": "string", "description": "a comma-separated list",
+             "pattern": f"^\\s*{one}\\s*(,\\s*{one}\\s*)*,?\\s*$"},
+        ],
+    }
+    return out
+
+
+def _property(option: Option) -> dict[str, Any]:
+    kind = option.kind
+    if kind == "mode":
+        prop: dict[str, Any] = {"description": option.description, "type": "string",
+                                "pattern": "^\\s*(?:" + "|".join(_any_case(m) for m in MODES) + ")\\s*$",
+                                "examples": list(MODES)}
+    elif kind == "selectors":
+        prop = _selectors(option)
+    elif kind == "globs":
+        prop = {"description": option.description, "type": "array", "items": {"type": "string"}}
+    elif kind == "per-file-ignores":
+        prop = {"description": option.description, "type": "object",
+                "additionalProperties": {k: v for k, v in _selectors(option).items() if k != "description"}}
+    elif kind == "bool":
+        prop = {"description": option.description, "type": "boolean"}
+    elif kind == "inlay-hints":
+        prop = {"description": option.description,
+                "anyOf": [{"type": "boolean"},
+                          {"type": "object", "properties": {"enable": {"type": "boolean"}},
+                           "additionalProperties": False}]}
+    else:  # pragma: no cover - a new kind must be described here
+        raise ValueError(kind)
+    if option.default is not None:
+        prop["default"] = option.default
+    if option.examples:
+        prop["examples"] = list(option.examples)
+    return prop
+
+
+def _properties() -> dict[str, Any]:
+    """Every key in every spelling the loader accepts (kebab-case first, as documented)."""
+    props: dict[str, Any] = {}
+    for option in OPTIONS:
+        props[option.key] = _property(option)
+    for option in OPTIONS:
+        for spelling in sorted(option.spellings() - {option.key}):
+            props[spelling] = {"$ref": f"#/properties/{option.key}"}
+    return props
 
 
 def settings_schema() -> dict[str, Any]:
@@ -59,10 +86,109 @@ def settings_schema() -> dict[str, Any]:
         "description": "Configuration of bprop-lsp (MindSpore custom-bprop checker): the [tool.bprop-lsp] table "
                        "of pyproject.toml. Command-line flags and editor settings override it.",
         "type": "object",
-        "properties": PROPERTIES,
+        "properties": _properties(),
         "additionalProperties": False,
     }
 
 
 def settings_schema_json() -> str:
     return json.dumps(settings_schema(), indent=2, ensure_ascii=False) + "\n"
+
+
+def _toml(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{json.dumps(k)} = {_toml(v)}" for k, v in value.items()) + "}"
+    return json.dumps(value, ensure_ascii=False)
+
+
+def settings_markdown() -> str:
+    """docs/settings.md: every setting, where it can be set, its default and an example."""
+    out = ["# bprop-lsp settings", "",
+           "Generated by `python -m bprop_lsp.cli.rule_docs` from the one settings definition "
+           "(`server/bprop_lsp/engine/options.py`): the loader, the `check` flags, the editor settings, this page "
+           "and the JSON Schema (`docs/tool-bprop-lsp.schema.json`) all come from it.", "",
+           "Where a value comes from, later wins: the defaults, `[tool.bprop-lsp]` in the nearest "
+           "`pyproject.toml` (or `--config FILE`; none with `--isolated`), then the command-line flags (`check`) or "
+           "the editor's settings (the language server). `bprop-lsp check --show-settings FILE` prints the "
+           "settings one file gets and where each value came from. A key may be spelt `per-file-ignores`, "
+           "`per_file_ignores` or `perFileIgnores`.", "",
+           "Rule selectors: `ALL`, a rule code (`BP001`) or a prefix (`BP0`: BP001-BP099), in any case. "
+           "A list names rules; an empty list (`select = []`) selects none, in pyproject.toml and in the editor "
+           "alike (a warning says so), as in ruff; an empty string (`--select ''`) names no rule and is an error "
+           "(exit 2), as in ruff. `ignore` wins over `select` and `extend-select`; `select` in a later layer "
+           "(a flag over pyproject.toml) drops the `extend-select` of the layers below.", "",
+           "Glob patterns (`exclude`, `extend-exclude`, `per-file-ignores`) mean what they mean in ruff: a pattern "
+           "matches a file's name, or its whole path with the pattern anchored at the folder of the "
+           "`pyproject.toml` that sets it (the current folder for a flag); `*` and `**` match any characters "
+           "including `/`, `?` one, `[abc]` a set, `{a,b}` either; an exclude also applies to what is inside a "
+           "matching folder. A `per-file-ignores` pattern starting with `!` applies to the files it does not "
+           "match.", "",
+           "| Setting | pyproject.toml | `check` flag | VS Code | Default |", "|---|---|---|---|---|"]
+    for o in OPTIONS:
+        default = "unset (every rule)" if o.key == "select" else f"`{_toml(o.default)}`"
+        if o.editor_default is not None and o.editor_default != o.default:
+            default += f" (VS Code: `{_toml(o.editor_default)}`)"
+        out.append(f"| [{o.key}](#{o.key}) | {'yes' if o.engine else 'yes (server only)'} | "
+                   f"{'`' + o.flag + '`' if o.flag else ''} | {'`bprop-lsp.' + o.editor + '`' if o.editor else ''} | "
+                   f"{default} |")
+    out.append("")
+    for o in OPTIONS:
+        out += [f"## {o.key}", "", o.description, ""]
+        if o.flag:
+            out += [f"Flag: `{o.flag}` ({o.flag_help}).", ""]
+        if o.editor:
+            out += [f"VS Code: `bprop-lsp.{o.editor}`.", ""]
+        example = o.examples[0] if o.examples else (MODES[1] if o.kind == "mode" else True if o.kind in ("bool", "inlay-hints") else None)
+        if example is not None:
+            out += ["```toml", "[tool.bprop-lsp]", f"{o.key} = {_toml(example)}", "```", ""]
+    return "\n".join(out)
+
+
+# ------------------------------------------------------------------------------------------------------- VS Code
+
+def vscode_setting(option: Option) -> dict[str, Any]:
+    """The ``contributes.configuration`` entry of an option VS Code offers (``bprop-lsp.<editor>``)."""
+    kind = option.kind
+    entry: dict[str, Any]
+    if kind == "mode":
+        entry = {"type": "string", "enum": list(MODES), "enumDescriptions": [MODE_DESCRIPTIONS[m] for m in MODES]}
+    elif kind == "selectors":
+        entry = {"type": ["array", "null"] if option.default is None else "array", "items": {"type": "string"}}
+    elif kind in ("bool", "inlay-hints"):
+        entry = {"type": "boolean"}
+    else:  # pragma: no cover - offer a new kind in VS Code here first
+        raise ValueError(kind)
+    entry["default"] = option.editor_default if option.editor_default is not None else option.default
+    entry["scope"] = "resource"
+    entry["markdownDescription"] = option.editor_description or option.description
+    return entry
+
+
+def vscode_package_json(current: str) -> str:
+    """``vscode-client/package.json`` with the entries of the options VS Code offers generated (in the
+    definition's order, where the first of them stood); every other key left as it is."""
+    package = json.loads(current)
+    props = package["contributes"]["configuration"]["properties"]
+    managed = {f"bprop-lsp.{o.editor}": vscode_setting(o) for o in OPTIONS if o.editor}
+    new: dict[str, Any] = {}
+    for key, value in props.items():
+        if key in managed or (key.startswith("bprop-lsp.") and _was_managed(key)):
+            for k, v in managed.items():
+                new.setdefault(k, v)
+            continue
+        new[key] = value
+    for k, v in managed.items():
+        new.setdefault(k, v)
+    package["contributes"]["configuration"]["properties"] = new
+    return json.dumps(package, indent=2, ensure_ascii=False) + "\n"
+
+
+def _was_managed(key: str) -> bool:
+    """A VS Code key the definition no longer has (it is dropped, not kept stale): one of the engine settings'
+    names."""
+    from ..engine.options import option
+
+    opt = option(key[len("bprop-lsp."):].split(".")[0])
+    return opt is not None

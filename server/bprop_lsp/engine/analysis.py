@@ -22,6 +22,8 @@ from .settings import Settings
 from .text import apply_edits
 
 _log = logging.getLogger(__name__)
+# A noqa comment naming one of our codes (or a look-alike): the files where the review of noqa comments may report.
+_REVIEWED_NOQA = re.compile(r"noqa\s*:[^\n]*\b[Bb][Pp]", re.IGNORECASE)
 MODE_LABEL = {"graph": "GRAPH_MODE", "pynative": "PYNATIVE_MODE"}
 
 
@@ -118,7 +120,8 @@ def analyze(text: str, settings: Settings = Settings(), *, rules: Sequence[Rule]
     skeletons asked: only the statements that can affect a finding are parsed, when that can be told for certain
     (``engine/partial.py``); the findings are the same as a full parse's.
     """
-    if compiles and not with_syntax_errors and not with_skeletons and "bprop" in text:
+    if compiles and not with_syntax_errors and not with_skeletons and "bprop" in text and not _REVIEWED_NOQA.search(text):
+        # (A ``# noqa: BPxxx`` is reviewed wherever it stands, which the partial parse would not read.)
         from .partial import analyze_relevant
 
         analysis = analyze_relevant(text, settings, rules=rules, verify_fixes=verify_fixes)
@@ -168,6 +171,7 @@ def _analyze_module(module, text: str, settings: Settings, with_syntax_errors: b
     noqa = _noqa_lines(program)
     findings: list[Finding] = []
     seen: set[tuple] = set()
+    used: dict[int, set[str]] = {}  # noqa line -> the codes it suppressed
     enabled = [rule for rule in rules if settings.enabled(rule.code)]
     memoised = _memoised_drafts(ctx, doc if not fork else None, settings,
                                 [rule for rule in enabled if getattr(rule, "per_cell", False)])
@@ -190,6 +194,7 @@ def _analyze_module(module, text: str, settings: Settings, with_syntax_errors: b
             noqa_line = draft.noqa_line if draft.noqa_line is not None else draft.span.start.line
             codes = noqa.get(noqa_line)
             if codes is not None and (not codes or rule.code in codes):
+                used.setdefault(noqa_line, set()).add(rule.code)
                 continue
             # (Only a finding MindSpore raises in one mode needs to know where its cell runs.)
             where = _evidence_at(ctx, settings, draft.span, evidence) if len(fails_in) == 1 else None
@@ -210,6 +215,23 @@ def _analyze_module(module, text: str, settings: Settings, with_syntax_errors: b
                 )
             )
     findings = _one_per_mistake(findings, enabled)
+    reviewers = [rule for rule in enabled if getattr(rule, "reviews_noqa", False)]
+    if reviewers and noqa:
+        directives = noqa_directives(program, used)
+        known, on = {r.code for r in rules}, {r.code for r in enabled}
+        for rule in reviewers:
+            try:
+                drafts = list(rule.review_noqa(ctx, directives, known, on))
+            except Exception as exc:  # noqa: BLE001 - as _drafts_of: one rule's bug costs its findings only
+                _log.warning("rule %s failed on this input (%s: %s)", rule.code, type(exc).__name__, exc)
+                continue
+            for draft in drafts:
+                codes = noqa.get(draft.span.start.line)
+                if codes and rule.code in codes:
+                    continue  # "# noqa: BP900" on the line silences the review itself
+                findings.append(Finding(code=rule.code, name=rule.name, message=draft.message,
+                                        severity=Severity.WARNING, span=draft.span, url=rule.url(), fix=draft.fix,
+                                        noqa_line=draft.span.start.line))
     findings.sort(key=Finding.sort_key)
     errors = None
     if with_syntax_errors:
@@ -439,6 +461,69 @@ def _noqa_lines(program: Program) -> dict[int, set[str]]:
             continue  # inside a string or other token, not in the comment prefix before a token
         result[pos.line] = {c.upper() for c in re.split(r"[\s,]+", codes) if c} if codes else set()
     return result
+
+
+@dataclass(frozen=True)
+class NoqaCode:
+    """One entry of a ``# noqa: ...`` list: as written, where, and where removing it (with its comma) starts."""
+
+    code: str
+    span: Span
+    removal: Span
+
+
+@dataclass(frozen=True)
+class NoqaDirective:
+    """A ``# noqa: CODES`` comment (what a rule with ``reviews_noqa`` is handed, with what it suppressed)."""
+
+    line: int  # 0-based
+    span: Span  # from the space before ``#`` to the end of the list (removing it removes the directive)
+    codes: tuple[NoqaCode, ...]  # every entry (BP codes and other tools' alike)
+    used: frozenset[str]  # the codes of findings it suppressed
+
+
+_NOQA_LIST = re.compile(r"#\s*noqa\s*:\s*(?P<list>[^#\r\n]*)", re.IGNORECASE)
+_NOQA_ENTRY = re.compile(r"[A-Za-z][A-Za-z0-9]*")
+
+
+def noqa_directives(program: Program, used: dict[int, set[str]]) -> list[NoqaDirective]:
+    """The ``# noqa: ...`` comments with a code list (bare ``# noqa`` is not one), real comments only."""
+    out = []
+    text, index = program.text, program.index
+    for start, codes in program.noqa_matches():
+        if codes is None:
+            continue
+        m = _NOQA_LIST.match(text, start)
+        if m is None:
+            continue
+        pos = index.position(start)
+        leaf = program.module.get_leaf_for_position((pos.line + 1, pos.column), include_prefixes=True)
+        if leaf is None or leaf.start_pos <= (pos.line + 1, pos.column):
+            continue  # inside a string
+        lst = m.group("list").rstrip()
+        lst_start = m.start("list")
+        entries = [(e.start() + lst_start, e.group()) for e in _NOQA_ENTRY.finditer(lst)]
+        if not entries:
+            continue
+        found = []
+        for i, (at, code) in enumerate(entries):
+            # Removing an entry takes the separator before it (or, for the first, the one after it).
+            if i > 0:
+                prev_end = entries[i - 1][0] + len(entries[i - 1][1])
+                removal = (prev_end, at + len(code))
+            elif len(entries) > 1:
+                removal = (at, entries[1][0])
+            else:
+                removal = (at, at + len(code))
+            found.append(NoqaCode(code, Span(index.position(at), index.position(at + len(code))),
+                                  Span(index.position(removal[0]), index.position(removal[1]))))
+        begin = start
+        while begin > 0 and text[begin - 1] in " \t":
+            begin -= 1
+        end = lst_start + len(lst)
+        out.append(NoqaDirective(pos.line, Span(index.position(begin), index.position(end)), tuple(found),
+                                 frozenset(used.get(pos.line, ()))))
+    return out
 
 
 def _bprop_infos(ctx: Context) -> list[BpropInfo]:

@@ -69,6 +69,13 @@ def _classes_around(p: Program, first: int, last: int) -> list:
     return found[::-1]
 
 
+def zeros_like_call(p: Program, shadowed: frozenset = frozenset()) -> tuple[str, Edit | None]:
+    """How code added to the file calls zeros_like, and the import that makes the name resolve (None: already
+    does): what the "Add a custom bprop" action and BP025's fix write (``shadowed``: the names the code's own
+    parameters hide)."""
+    return _zeros_like(p, shadowed)
+
+
 def _zeros_like(p: Program, shadowed: set[str] = frozenset()) -> tuple[str, Edit | None]:
     """How the new bprop calls zeros_like, and the import that makes the name resolve (None: already does).
 

@@ -1,6 +1,6 @@
 """``textDocument/hover``: on a custom bprop's name, the signature MindSpore calls it with, what it passes to
-each parameter, and the rule docs for any finding there; on any finding's range, its rule's docs; on a code in
-a ``# noqa: BPxxx`` comment, that rule's docs. The docs come from the rule classes (they work offline)."""
+each parameter, and the rule docs for any finding there; on one of its parameters, what MindSpore passes to that
+one; on any finding's range, its rule's docs; on a code in a ``# noqa: BPxxx`` comment, that rule's docs. The docs come from the rule classes (they work offline)."""
 from __future__ import annotations
 
 import re
@@ -109,6 +109,32 @@ def render(info, findings, markdown: bool) -> str:
     return "\n".join(out)
 
 
+def parameter_at(info, line_text: str, pos: "Position"):
+    """(parameter, what MindSpore passes, span) for the bprop parameter under ``pos`` (from the inlay hints'
+    positions: each ``← x`` hint stands right after its parameter's name), else None."""
+    from ..engine.model import Position, Span
+
+    for hint in info.hints:
+        if not hint.label.startswith("← ") or hint.position.line != pos.line:
+            continue
+        end = hint.position.column
+        start = end
+        while start > 0 and (line_text[start - 1].isalnum() or line_text[start - 1] == "_"):
+            start -= 1
+        if start < end and start <= pos.column <= end:
+            return line_text[start:end], hint, Span(Position(pos.line, start), Position(pos.line, end))
+    return None
+
+
+def render_parameter(info, name: str, hint, markdown: bool) -> str:
+    code = (lambda s: f"`{s}`") if markdown else (lambda s: s)
+    title = f"bprop of {info.owner}" if info.kind == "cell" else "bprop of an ops.Custom op"
+    out = [f"{code(name)} {hint.label}" + (f": {hint.tooltip}" if hint.tooltip else "")]
+    if info.expected is not None:
+        out += ["", f"{title}: MindSpore calls it as {code('bprop(' + ', '.join(info.expected) + ')')}"]
+    return "\n".join(out)
+
+
 async def hover(ls, params: types.HoverParams):
     state = ls.store.get(params.text_document.uri)
     if state is None:
@@ -134,7 +160,12 @@ async def hover(ls, params: types.HoverParams):
         findings = [f for f in result.analysis.findings if f.span.start.line == info.name_span.start.line
                     or _contains(f.span, info.name_span.start)]
         return answer(render(info, findings, markdown), info.name_span)
-    noqa = noqa_code_at(state.doc.line_text(pos.line), pos.column)
+    line_text = state.doc.line_text(pos.line)
+    for info in result.analysis.bprops:
+        found = parameter_at(info, line_text, pos)
+        if found is not None:
+            return answer(render_parameter(info, found[0], found[1], markdown), found[2])
+    noqa = noqa_code_at(line_text, pos.column)
     if noqa is not None:
         from ..engine.model import Position, Span
 

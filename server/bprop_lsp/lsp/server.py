@@ -274,7 +274,13 @@ def run(args=None) -> int:
     tcp = getattr(args, "tcp", None)
     if tcp:
         host, _, port = tcp.rpartition(":")
-        ls.start_tcp(host or "127.0.0.1", int(port))
+        host = host or "127.0.0.1"
+        print(f"bprop-lsp: listening for one LSP client on {host}:{port} (TCP)", file=sys.stderr, flush=True)
+        try:
+            ls.start_tcp(host, int(port))
+        except OSError as exc:
+            print(f"bprop-lsp: error: cannot listen on {host}:{port}: {exc.strerror or exc}", file=sys.stderr)
+            return 2
     else:
         ls.start_io()
     if ls.scheduler.busy():

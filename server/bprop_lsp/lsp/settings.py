@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import difflib
 import os
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
@@ -36,7 +36,13 @@ CLIENT_ONLY_KEYS = frozenset({
 })
 
 
-INLAY_HINT_KEYS = frozenset({"inlayHints", "inlay_hints", "inlay-hints"})
+def _inlay_hint_keys() -> frozenset[str]:
+    from ..engine.options import OPTIONS_BY_KEY
+
+    return OPTIONS_BY_KEY["inlay-hints"].spellings()
+
+
+INLAY_HINT_KEYS = _inlay_hint_keys()
 
 
 @dataclass(frozen=True)
@@ -47,9 +53,9 @@ class EditorSettings:
 
 
 def _engine_keys() -> set[str]:
-    from ..engine.settings import Settings
+    from ..engine.options import ENGINE_OPTIONS
 
-    return {f.name for f in fields(Settings)}
+    return {o.attr for o in ENGINE_OPTIONS}
 
 
 def _inlay_hints(value: Any) -> bool | None:
@@ -170,6 +176,11 @@ class SettingsStore:
 
     # ----------------------------------------------------------------- reading
     def for_uri(self, uri: str) -> "Settings":
+        """The settings of one document (its ``per-file-ignores`` applied)."""
+        return self._resolve(uri)[0].for_file(uris.to_fs_path(uri))
+
+    def for_folder(self, uri: str) -> "Settings":
+        """The settings of a folder's files before ``per-file-ignores`` (the workspace scan's excludes)."""
         return self._resolve(uri)[0]
 
     def editor_for_uri(self, uri: str) -> EditorSettings:
@@ -188,19 +199,23 @@ class SettingsStore:
         merged = (Settings(), EditorSettings())
         if pyproject is not None:
             table = pyproject[2]
-            merged = self._merge(merged, table, str(pyproject[0]))
+            merged = self._merge(merged, table, str(pyproject[0]), str(pyproject[0].parent))
         folder = _folder_for(path, self.folders)
-        merged = self._merge(merged, self.init_global, "initializationOptions")
+        # Editor settings' glob patterns are anchored at the workspace folder (the file's own folder without one).
+        root = (uris.to_fs_path(folder) if folder is not None else None) or key or None
+        merged = self._merge(merged, self.init_global, "initializationOptions", root)
         if folder is not None:
-            merged = self._merge(merged, self.init_folders.get(folder.rstrip("/")), f"initializationOptions ({folder})")
-        merged = self._merge(merged, self.config_global, f"workspace configuration '{SECTION}'")
+            merged = self._merge(merged, self.init_folders.get(folder.rstrip("/")), f"initializationOptions ({folder})",
+                                 root)
+        merged = self._merge(merged, self.config_global, f"workspace configuration '{SECTION}'", root)
         if folder is not None:
             merged = self._merge(merged, self.config_folders.get(folder.rstrip("/")),
-                                 f"workspace configuration '{SECTION}' ({folder})")
+                                 f"workspace configuration '{SECTION}' ({folder})", root)
         self._cache[cache_key] = merged
         return merged
 
-    def _merge(self, base: "tuple[Settings, EditorSettings]", raw: Any, label: str) -> "tuple[Settings, EditorSettings]":
+    def _merge(self, base: "tuple[Settings, EditorSettings]", raw: Any, label: str,
+               root: str | None = None) -> "tuple[Settings, EditorSettings]":
         from ..checker import RULE_NAMES
         from ..engine.settings import merge
 
@@ -209,9 +224,11 @@ class SettingsStore:
         settings, editor = base
         if isinstance(raw, Mapping):
             raw, editor = self._take_editor_keys(raw, editor, label)
-        result = merge(settings, raw, label, rules=RULE_NAMES)
+        result = merge(settings, raw, label, rules=RULE_NAMES, root=root)
         for warning in result.warnings:
             self._once(warning)
+        for error in result.errors:  # (per-file-ignores' selectors: select/ignore's were reported above)
+            self._problem(error)
         return result.settings, editor
 
     def _take_editor_keys(self, raw: Mapping, editor: EditorSettings, label: str) -> tuple[dict, EditorSettings]:
@@ -219,8 +236,11 @@ class SettingsStore:
         to the user) and removed, so the engine merges only what is valid."""
         known = _engine_keys()
         rest: dict = {}
+        from ..engine.options import option
+
         for key, value in raw.items():
-            name = str(key).replace("-", "_")
+            opt = option(key)
+            name = opt.attr if opt is not None else str(key).replace("-", "_")
             if key in INLAY_HINT_KEYS:
                 if value is None:
                     continue
@@ -233,7 +253,7 @@ class SettingsStore:
             elif name not in known:
                 options = difflib.get_close_matches(name, sorted(known) + ["inlayHints"], 1)
                 self._problem(f"{label}: unknown setting '{key}'{_did_you_mean([repr(o) for o in options])}; ignored")
-            elif name in ("select", "ignore") and value is not None:
+            elif opt is not None and opt.kind == "selectors" and value is not None:
                 cleaned, message = check_selectors(str(key), value)
                 if message is not None:
                     self._problem(f"{label}: {message}")
@@ -244,11 +264,14 @@ class SettingsStore:
         return rest, editor
 
     def _problem(self, message: str) -> None:
-        """A settings mistake the user should see: logged (again after a settings change), shown once."""
-        self._once(message)
+        """A settings mistake the user should see: logged (again after a settings change), shown once; the first
+        time, showing it is what logs it (``show`` logs too): one log line per problem, not two."""
         if self._show is not None and message not in self._shown:
             self._shown.add(message)
+            self._warned.add(message)
             self._show(f"bprop-lsp: {message}")
+            return
+        self._once(message)
 
     def _once(self, message: str) -> None:
         if message not in self._warned:

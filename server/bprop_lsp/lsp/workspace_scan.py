@@ -111,7 +111,7 @@ async def workspace_diagnostic(ls: "BpropServer", params: types.WorkspaceDiagnos
             await asyncio.wait_for(progress.create_async(token), 5)
         except Exception:  # noqa: BLE001 - progress is a nicety; the diagnostics matter
             token = None
-    roots = [(root, ls.settings.for_uri(uris.from_fs_path(os.path.join(root, "x.py"))).exclude)
+    roots = [(root, ls.settings.for_folder(uris.from_fs_path(os.path.join(root, "x.py"))).excludes)
              for root in _roots(ls)]
     if token is not None:
         progress.begin(token, types.WorkDoneProgressBegin(title="bprop-lsp: checking the workspace", cancellable=False,

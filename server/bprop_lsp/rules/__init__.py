@@ -32,12 +32,13 @@ from .bp043_custom_lambda_line import CustomLambdaLine
 from .bp044_ignored_primitive_bprop import IgnoredPrimitiveBprop
 from .bp045_old_import import OldGradBaseImport
 from .bp050_bprop_debug import BpropDebug
+from .bp900_unused_noqa import UnusedNoqa
 
 RULE_CLASSES: tuple[type[Rule], ...] = (
     MissingParams, ExtraParams, VarArgs, MissingSelf, StaticMethodBprop, ClassMethodBprop, ConstructDefaults, KeywordOnlyConstruct, ConstructKwargs,
     InstanceAttributeBprop, BpropNone, JitBprop, SwappedOutDout, NonTupleReturn, TooFewGrads, TooManyGrads,
     InconsistentArity, NumberGradient, NoneGradient, TupleDout, IgnoresDout, ParameterInBprop, ParameterGradsZero, CustomArity, CustomNonTuple, CustomTooFew,
-    CustomLambdaLine, IgnoredPrimitiveBprop, OldGradBaseImport, BpropDebug,
+    CustomLambdaLine, IgnoredPrimitiveBprop, OldGradBaseImport, BpropDebug, UnusedNoqa,
 )
 ALL_RULES: tuple[Rule, ...] = tuple(cls() for cls in RULE_CLASSES)
 RULES_BY_CODE: dict[str, Rule] = {r.code: r for r in ALL_RULES}

@@ -4,6 +4,7 @@ from __future__ import annotations
 from ..engine.context import Context
 from ..engine.model import Applicability, Edit, Fix
 from ..engine.program import is_within, unwrap_parens
+from ..engine.skeletons import zeros_like_call
 from .base import example, GRAPH, NEVER, Draft, Invalid, Rule, Valid
 from ._returns import AUGMENTED, leaves_of as _leaves, anchor_span, cell_subjects, local_assignments, restrict, return_related, returns_of
 
@@ -105,6 +106,12 @@ class NoneGradient(Rule):
                 def construct(self, x):
                     return self.gate(x, x * 3)
             """), line=6, note="the caller computes that input with an op: GRAPH fails to compile"),
+        Invalid("from mindspore import nn\nclass M(nn.Cell):\n    def construct(self, x, mask):\n        return x * mask\n"
+                "    def bprop(self, x, mask, out, dout):\n        return dout * mask, None\n",
+                fixed="from mindspore import ops\nfrom mindspore import nn\nclass M(nn.Cell):\n    def construct(self, x, mask):\n"
+                      "        return x * mask\n    def bprop(self, x, mask, out, dout):\n"
+                      "        return dout * mask, ops.zeros_like(mask)\n",
+                note="ops not imported: the fix imports it"),
         Invalid("from mindspore import nn, ops\nclass M(nn.Cell):\n    def construct(self, x, mask):\n        return x * mask\n"
                 "    def bprop(self, x, mask, out, dout):\n        return dout * mask, None\n",
                 fixed="from mindspore import nn, ops\nclass M(nn.Cell):\n    def construct(self, x, mask):\n        return x * mask\n"
@@ -142,10 +149,13 @@ class NoneGradient(Rule):
                     if i < len(params) and _optional_input(subject.fn, params[i], site, i):
                         continue  # the input itself may be None (`w=None`, `if w is not None:`): None is its gradient
                     fix = None
-                    if ops_alias and i < len(params) and i < subject.hi and is_within(subject.fn.node, none):
-                        fix = Fix(f"Replace None with {ops_alias}.zeros_like({params[i]})",
-                                  (Edit(ctx.program.span(none), f"{ops_alias}.zeros_like({params[i]})"),),
-                                  Applicability.UNSAFE)
+                    if i < len(params) and i < subject.hi and is_within(subject.fn.node, none):
+                        # (Without ``ops`` imported, the fix imports it, as the "Add a custom bprop" action does.)
+                        spelling, import_edit = (f"{ops_alias}.zeros_like", None) if ops_alias else \
+                            zeros_like_call(ctx.program, frozenset(params))
+                        edits = (Edit(ctx.program.span(none), f"{spelling}({params[i]})"),)
+                        fix = Fix(f"Replace None with {spelling}({params[i]})",
+                                  edits + ((import_edit,) if import_edit is not None else ()), Applicability.UNSAFE)
                     computed = site is not None and _computed_at_calls(ctx, site, i)
                     name = params[i] if i < len(params) else f"input {i + 1}"
                     if computed:
