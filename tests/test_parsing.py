@@ -38,7 +38,7 @@ import pytest  # noqa: E402
 
 from bprop_lsp.checker import DocumentSession, analyze  # noqa: E402
 from bprop_lsp.engine import Settings  # noqa: E402
-from bprop_lsp.engine.parsing import ParsedDocument, _leaves, grammar  # noqa: E402
+from bprop_lsp.engine.parsing import ParsedDocument, grammar, leaves as _leaves  # noqa: E402
 
 
 @pytest.mark.parametrize("seed,pieces", [

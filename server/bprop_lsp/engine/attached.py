@@ -528,6 +528,11 @@ def _class_member_copy(program, cls: ClassInfo, name: str, value, env: dict) -> 
                 break
     if body is None or body.ambiguous:
         return None
+    return _renamed(body, name, cls)
+
+
+def _renamed(body: Member, name: str, cls: ClassInfo) -> Member:
+    """A class-body definition bound on ``cls`` under another name (``bprop = backward`` done late)."""
     return Member(name, cls, function=body.function, value=body.value, node=body.node, scope=body.scope)
 
 
@@ -708,9 +713,7 @@ def _namespace_statement(found: Attached, cls: ClassInfo, small, namespace: str)
         if body_member is None or body_member.ambiguous:
             found._bind(cls, key, None)
             return True
-        member = Member(key, cls, function=body_member.function, value=body_member.value, node=body_member.node,
-                        scope=body_member.scope)
-        found._bind(cls, key, member, replace=True)
+        found._bind(cls, key, _renamed(body_member, key, cls), replace=True)
         return True
     found._bind(cls, key, Member(key, cls, value=value, node=small, scope={}), replace=True)
     return True

@@ -396,7 +396,7 @@ def _splice(module: Module, old: list[str], new: list[str], leaves_of=None,
         # Positions live in the leaves (parso computes a node's from its first and last leaf): move every leaf
         # after the edit. No parsing, and the nodes keep their identity.
         for child in children[index + 1:]:
-            for leaf in (leaves_of(child) if leaves_of is not None else _leaves(child)):
+            for leaf in (leaves_of(child) if leaves_of is not None else leaves(child)):
                 leaf.line += delta
     module._used_names = None
     return module, index + 1, delta, how
@@ -480,7 +480,7 @@ def _respliced(node, new: list[str], i1: int, i2: int, delta: int):
         if delta:
             # the statements below it in this body, and the clauses after the body (``else:``, ``except …:``)
             for after in (*statements[k + 1:], *node.children[at + 1:]):
-                for leaf in _leaves(after):
+                for leaf in leaves(after):
                     leaf.line += delta
         renewed_body = _renewed(body, [*statements[:k], fresh, *statements[k + 1:]])
         return _renewed(node, [*node.children[:at], renewed_body, *node.children[at + 1:]])
@@ -499,7 +499,8 @@ def _renewed(node, children: list):
     return fresh
 
 
-def _leaves(node) -> list:
+def leaves(node) -> list:
+    """Every leaf under ``node``, last first, in a loop (user expressions may nest deeper than Python recurses)."""
     leaves = []
     stack = [node]
     pop, extend, append = stack.pop, stack.extend, leaves.append
@@ -554,7 +555,7 @@ class ParsedDocument:
     def _leaves_of(self, child) -> list:
         entry = self._leaves.get(id(child))
         if entry is None or entry[0] is not child:
-            entry = self._leaves[id(child)] = (child, _leaves(child))
+            entry = self._leaves[id(child)] = (child, leaves(child))
         return entry[1]
 
     def _clean_of(self, child) -> bool:

@@ -49,7 +49,7 @@ def plan_skeletons(text: str, *, doc: ParsedDocument | None = None, lines: tuple
         return SkeletonPlan()
     # The names the new bprops bind (their parameters) would shadow a module-level one in their bodies.
     shadowed = {name for s in skeletons for name in (*s.inputs, s.out_name, s.dout_name)}
-    spelling, import_edit = _zeros_like(program, shadowed)
+    spelling, import_edit = zeros_like_call(program, shadowed)
     return SkeletonPlan([replace(s, zeros_like=spelling) for s in skeletons], import_edit)
 
 
@@ -69,15 +69,9 @@ def _classes_around(p: Program, first: int, last: int) -> list:
     return found[::-1]
 
 
-def zeros_like_call(p: Program, shadowed: frozenset = frozenset()) -> tuple[str, Edit | None]:
-    """How code added to the file calls zeros_like, and the import that makes the name resolve (None: already
-    does): what the "Add a custom bprop" action and BP025's fix write (``shadowed``: the names the code's own
-    parameters hide)."""
-    return _zeros_like(p, shadowed)
-
-
-def _zeros_like(p: Program, shadowed: set[str] = frozenset()) -> tuple[str, Edit | None]:
-    """How the new bprop calls zeros_like, and the import that makes the name resolve (None: already does).
+def zeros_like_call(p: Program, shadowed: set[str] = frozenset()) -> tuple[str, Edit | None]:
+    """How code added to the file (the "Add a custom bprop" action, BP025's fix) calls zeros_like, and the import
+    that makes the name resolve (None: already does).
 
     Only the file's module-level imports count (one inside a function or a class binds nothing the bprop
     sees), and none whose name a parameter of the bprop (``shadowed``) would hide."""
@@ -100,7 +94,7 @@ def _zeros_like(p: Program, shadowed: set[str] = frozenset()) -> tuple[str, Edit
 
 def zeros_like_spelling(p: Program, shadowed: set[str] = frozenset()) -> str:
     """How a bprop whose parameters are ``shadowed`` calls zeros_like in this file (the import may be missing)."""
-    return _zeros_like(p, shadowed)[0]
+    return zeros_like_call(p, shadowed)[0]
 
 
 def _aliases():

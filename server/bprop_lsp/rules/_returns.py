@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..engine.program import Function, NodeView, is_within, iter_own_nodes, scope_of, unwrap_parens
+from ..engine.parsing import leaves as leaves_of  # (shared with BP023/BP025: one iterative walk)
 
 ARITH = {"arith_expr", "term", "factor", "power", "shift_expr", "and_expr", "xor_expr", "expr"}
 
@@ -126,18 +127,6 @@ def _truth(program, cond):
     if any(leaf.type == "name" for leaf in leaves_of(cond)):
         _read_outside(program)
     return const_truth(program, cond)
-
-
-def leaves_of(node):
-    """The leaves under ``node``, without recursion (user expressions may nest hundreds deep)."""
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        children = getattr(n, "children", None)
-        if children:
-            stack.extend(children)
-        else:
-            yield n
 
 
 def _seq(kind: str, node, lengths, elements=None) -> Shape:
