@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Sequence
 
+from .cell_runs import cell_drafts
 from .context import Context, Signature
 from .modes import ModeModel, Modes, exactly
 from .model import Finding, Position, Related, Rule, Severity, Span
@@ -173,8 +174,8 @@ def _analyze_module(module, text: str, settings: Settings, with_syntax_errors: b
     seen: set[tuple] = set()
     used: dict[int, set[str]] = {}  # noqa line -> the codes it suppressed
     enabled = [rule for rule in rules if settings.enabled(rule.code)]
-    memoised = _memoised_drafts(ctx, doc if not fork else None, settings,
-                                [rule for rule in enabled if getattr(rule, "per_cell", False)])
+    memoised = cell_drafts(ctx, [rule for rule in enabled if getattr(rule, "scope", "module") == "cell"], _drafts_or_none,
+                           doc.cell_memo if doc is not None and not fork else None, repr(settings))
     for rule in enabled:
         drafts = memoised.get(rule.code) if memoised is not None else None
         if drafts is None:
@@ -277,16 +278,6 @@ def _one_per_mistake(findings: list[Finding], rules: Sequence[Rule]) -> list[Fin
     if not dropped:
         return findings
     return [replaced.get(id(f), f) for f in findings if id(f) not in dropped]
-
-
-def _memoised_drafts(ctx: Context, doc: ParsedDocument | None, settings: Settings, rules: list) -> dict | None:
-    """code -> drafts of the Cell-scoped rules, each Cell's read back from the document's memo while nothing it
-    depends on changed (rule_memo.py); None when there is no memo (a one-off analysis, a fix's forked tree) or it
-    cannot stand in for one run of the rules. A rule missing from the result (or None) runs as usual."""
-    memo = doc.rule_memo if doc is not None else None
-    if memo is None or not rules or not ctx.want_fixes:
-        return None
-    return memo.drafts(ctx, rules, repr(settings), _drafts_or_none)
 
 
 def _drafts_or_none(rule, ctx: Context) -> list | None:

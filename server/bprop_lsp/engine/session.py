@@ -25,7 +25,7 @@ from .analysis import Analysis, analyze_document, fixes_checked_together, verifi
 from .fixes import fix_all as _fix_all
 from .model import Finding, Rule
 from .parsing import ParsedDocument
-from .rule_memo import RuleMemo
+from .cell_runs import CellMemo
 from .settings import Settings
 
 _log = logging.getLogger(__name__)
@@ -38,7 +38,7 @@ class DocumentSession:
         self.name = name  # for logs only
         self.rules = tuple(rules)  # what every analysis, fix check and fix-all of this document runs
         self._doc = ParsedDocument()
-        self._doc.rule_memo = RuleMemo()
+        self._doc.cell_memo = CellMemo()
         self._failures_logged: set[str] = set()
 
     def parse(self, text: str) -> None:

@@ -25,7 +25,7 @@ def decorator_removal(ctx, fn, name: str):
 
 class StaticMethodBprop(Rule):
     code = "BP005"
-    per_cell = True
+    scope = "cell"
     name = "bprop-staticmethod"
     summary = "A @staticmethod bprop is used by PYNATIVE but silently ignored by GRAPH: the gradients differ."
     mindspore_says = "No error: GRAPH uses automatic differentiation instead, PYNATIVE calls the bprop."

@@ -13,7 +13,7 @@ from .bp005_staticmethod import decorator_removal
 
 class JitBprop(Rule):
     code = "BP013"
-    per_cell = True
+    scope = "cell"
     name = "bprop-jit"
     summary = "A bprop decorated with @jit fails in PYNATIVE_MODE (GRAPH compiles the bprop anyway)."
     mindspore_says = "PYNATIVE: RuntimeError: Decorating bprop with '@jit' is not supported."

@@ -11,7 +11,7 @@ from ._returns import anchor_span, cell_subjects, restrict, return_related, retu
 
 class NonTupleReturn(Rule):
     code = "BP020"
-    per_cell = True
+    scope = "cell"
     name = "bprop-returns-non-tuple"
     summary = "A Cell's bprop must return a tuple with one gradient per forward input, even for one input."
     mindspore_says = ("GRAPH: TypeError: For bprop function, output should be a tuple, but got <Abstract...>. "

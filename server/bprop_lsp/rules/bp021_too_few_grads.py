@@ -8,7 +8,7 @@ from ._returns import anchor_span, cell_subjects, is_nested_tuple, return_relate
 
 class TooFewGrads(Rule):
     code = "BP021"
-    per_cell = True
+    scope = "cell"
     name = "bprop-too-few-gradients"
     summary = ("A Cell's bprop must return one gradient per forward input, non-Tensor inputs and inputs whose "
                "gradient is not requested included.")

@@ -10,7 +10,7 @@ from .bp021_too_few_grads import _is_dict
 
 class TooManyGrads(Rule):
     code = "BP022"
-    per_cell = True
+    scope = "cell"
     name = "bprop-too-many-gradients"
     summary = "A Cell's bprop returns more gradients than construct has inputs: MindSpore silently drops the extras."
     mindspore_says = "No error in either mode: the extra gradients are truncated."

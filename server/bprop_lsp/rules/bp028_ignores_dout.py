@@ -28,7 +28,7 @@ _CELL = ("from mindspore import nn, ops\nclass Sin(nn.Cell):\n    def construct(
 
 class IgnoresDout(Rule):
     code = "BP028"
-    per_cell = True
+    scope = "cell"
     name = "bprop-ignores-dout"
     summary = ("A bprop that never reads dout (its last parameter, the incoming gradient) returns gradients that do "
                "not depend on the downstream loss: multiply the local derivative by dout (chain rule).")
@@ -346,17 +346,14 @@ def _in_test(ctx: Context, cls) -> bool:
         if n.type == "funcdef" and n.name.value.startswith("test"):
             return True
         n = n.parent
-    module = p.module
-    for offset in p.word_offsets(cls.name):
-        pos = p.index.position(offset)
-        leaf = module.get_leaf_for_position((pos.line + 1, pos.column + 1))
-        top = leaf
-        while top is not None and top.parent is not None and top.parent.type != "file_input":
-            top = top.parent
-        if top is not None and top.type == "decorated":
-            top = top.children[-1]
-        if top is not None and top.type in ("funcdef", "classdef") and top is not node and (
-                top.name.value.startswith("test") or top.type == "classdef" and top.name.value.startswith("Test")):
+    # (The top-level defs and classes naming the class, read through the program: they are other statements.)
+    for top in p.nodes_matching(cls.name, ("funcdef", "classdef")):
+        parent = top.parent
+        if parent is not None and parent.type == "decorated":
+            parent = parent.parent
+        if parent is None or parent.type != "file_input" or top is node:
+            continue
+        if top.name.value.startswith("test") or top.type == "classdef" and top.name.value.startswith("Test"):
             return True
     return False
 
