@@ -140,7 +140,10 @@ class CellMemo:
             self.ran += 1
             self.ran_sites.append(site.cls.name)
             with query.recording() as reads:
-                query.record(("site", locate(site)) if where is not None else ("site",), revision.prints(site))
+                try:
+                    query.record(("site", where[3]) if where is not None else ("site",), revision.prints(site))
+                except query.Untracked:
+                    reads.volatile = True  # (a class body read against the program: the site runs every time)
                 view = SiteView(ctx, site, tracked_program(ctx.program), revision.prints)
                 results = _run_site(view, rules, run)
             if where is not None and not reads.volatile:

@@ -347,13 +347,11 @@ def _in_test(ctx: Context, cls) -> bool:
             return True
         n = n.parent
     # (The top-level defs and classes naming the class, read through the program: they are other statements.)
-    for top in p.nodes_matching(cls.name, ("funcdef", "classdef")):
-        parent = top.parent
-        if parent is not None and parent.type == "decorated":
-            parent = parent.parent
-        if parent is None or parent.type != "file_input" or top is node:
-            continue
-        if top.name.value.startswith("test") or top.type == "classdef" and top.name.value.startswith("Test"):
+    for top in p.statements_naming(cls.name):
+        if top.type == "decorated":
+            top = top.children[-1]
+        if top.type in ("funcdef", "classdef") and top is not node and (
+                top.name.value.startswith("test") or top.type == "classdef" and top.name.value.startswith("Test")):
             return True
     return False
 
