@@ -64,3 +64,18 @@ def test_noqa_on_the_reported_line_suppresses(rule, example):
     lines = example.code.split("\n")
     lines[finding.noqa_line] += "  # noqa: BP999"
     assert rule.code in {f.code for f in analyze("\n".join(lines)).findings}
+
+
+def test_bp007_names_the_line_of_the_call_and_follows_it_in_a_session():
+    """BP007 is reported on the bprop's def, so its message names the call's line (it said "here"), and an
+    editor's session, which reuses per-Cell results, still names the right line after the call moved."""
+    from bprop_lsp.checker import DocumentSession
+    from bprop_lsp.rules import RULES_BY_CODE
+
+    text = RULES_BY_CODE["BP007"].invalid[0].code
+    moved = text.replace("\nprint(", "\n\n\nprint(")
+    with DocumentSession("bp007") as session:
+        for source, line in ((text, 10), (moved, 12)):
+            (finding,) = [f for f in session.analyse(source).findings if f.code == "BP007"]
+            assert f"called with 1 input(s) on line {line}:" in finding.message
+            assert finding.related[0].span.start.line + 1 == line

@@ -63,11 +63,14 @@ class ConstructDefaults(Rule):
                     fails.add(PYNATIVE)
                 if not fails:
                     continue
+                call_span = ctx.program.span(call.node)
+                # The finding is on the bprop's def: the message names the call's line (not "here").
                 yield Draft(def_span(ctx, v.fn),
                             f"{site.cls.name}({', '.join(q.name for q in params)}) is called with {passed} input(s) "
-                            f"here: GRAPH_MODE passes the bprop {passed} input(s), PYNATIVE_MODE all {hi} (defaults "
-                            f"filled in), so bprop's {b} cannot satisfy both; pass every input at the call",
+                            f"on line {call_span.start.line + 1}: GRAPH_MODE passes the bprop {passed} input(s), "
+                            f"PYNATIVE_MODE all {hi} (defaults filled in), so bprop's {b} cannot satisfy both; pass "
+                            f"every input at the call",
                             fails_in=frozenset(fails),
-                            related=(Related(ctx.program.span(call.node), f"called with {passed} input(s) here"),),
+                            related=(Related(call_span, f"called with {passed} input(s) here"),),
                             noqa_line=v.fn.def_line)
                 break
