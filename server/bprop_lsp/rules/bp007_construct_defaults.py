@@ -39,7 +39,10 @@ class ConstructDefaults(Rule):
         Invalid("import numpy as np\nfrom mindspore import nn, ops, Tensor\nclass M(nn.Cell):\n"
                 "    def construct(self, x, mask=None):\n        return x * 3\n    def bprop(self, x, mask, out, dout):\n"
                 "        return dout * 3, ops.zeros_like(x)\n\nx = Tensor(np.ones(2, np.float32))\n"
-                "print(ops.GradOperation(get_all=True)(M())(x))\n"),
+                "print(ops.GradOperation(get_all=True)(M())(x))\n",
+                at="6:9", message=("M(x, mask) is called with 1 input(s) on line 10: GRAPH_MODE passes the bprop 1 "
+                                   "input(s), PYNATIVE_MODE all 2 (defaults filled in), so bprop's 2 cannot satisfy "
+                                   "both; pass every input at the call [fails in GRAPH_MODE]")),
     )
 
     def check(self, ctx: Context):
