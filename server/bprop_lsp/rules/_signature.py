@@ -226,13 +226,16 @@ def _missing_params_fix(ctx: Context, v: SignatureView) -> tuple[Fix | None, lis
     present_inputs = body[:-1] if out is not None else body
     if len(present_inputs) > len(inputs):
         return None, missing_labels
-    taken = used_names(fn, ctx.program)
+    kw_only = any(q.kind == "kwonly" and not q.has_default for q in fn.params)
+    # No fix is built around a keyword-only parameter without a default, so the names only label what is missing,
+    # as the expected signature spells it: a keyword-only `dout` lacks a positional `dout`, not a `dout_1`.
+    taken = set() if kw_only else used_names(fn, ctx.program)
     new_inputs = [fresh(name, taken) for name in inputs[len(present_inputs):]]
     new_out = [] if out is not None else [fresh("out", taken)]
     new_dout = [] if dout is not None else [fresh("dout", taken)]
     missing_labels = new_inputs + new_out + new_dout
     if (fn.node.type not in ("funcdef", "lambdef") or v.site.inherited and _owner_has_construct(ctx, v.site)
-            or any(q.kind == "kwonly" and not q.has_default for q in fn.params)):
+            or kw_only):
         return None, missing_labels
     index = ctx.program.index
     self_param = fn.params[0] if v.has_self else None

@@ -46,11 +46,15 @@ class StaticMethodBprop(Rule):
                 def construct(self, x):
                     return x * 1.0
                 bprop = staticmethod(_clip_grad)
-            """), line=3, note="`bprop = staticmethod(f)` binds like the decorator"),
+            """), note="`bprop = staticmethod(f)` binds like the decorator",
+                at="3:5", message=("bprop of GradClip is a @staticmethod: GRAPH_MODE silently ignores it and uses "
+                                   "automatic differentiation, PYNATIVE_MODE calls it — the gradients differ")),
         Invalid("from mindspore import nn, ops\nclass R(nn.Cell):\n    def construct(self, x):\n        return ops.round(x)\n"
                 "    @staticmethod\n    def bprop(x, out, dout):\n        return (dout,)\n",
                 fixed="from mindspore import nn, ops\nclass R(nn.Cell):\n    def construct(self, x):\n        return ops.round(x)\n"
-                      "    def bprop(self, x, out, dout):\n        return (dout,)\n"),
+                      "    def bprop(self, x, out, dout):\n        return (dout,)\n",
+                at="6:9", message=("bprop of R is a @staticmethod: GRAPH_MODE silently ignores it and uses "
+                                   "automatic differentiation, PYNATIVE_MODE calls it — the gradients differ")),
     )
 
     def check(self, ctx: Context):

@@ -34,11 +34,15 @@ class JitBprop(Rule):
                 def construct(self, x):
                     return x
                 bprop = ms.jit(_grad)
-            """), note="`bprop = ms.jit(f)` is a jit-decorated bprop"),
+            """), note="`bprop = ms.jit(f)` is a jit-decorated bprop",
+                at="4:5", message=("bprop of Id is wrapped by ms.jit: PYNATIVE_MODE rejects a jit bprop (GRAPH "
+                                   "compiles it anyway); bind the plain function [fails in PYNATIVE_MODE]")),
         Invalid("import mindspore as ms\nfrom mindspore import nn\nclass S(nn.Cell):\n    def construct(self, x):\n"
                 "        return x\n    @ms.jit\n    def bprop(self, x, out, dout):\n        return (dout,)\n",
                 fixed="import mindspore as ms\nfrom mindspore import nn\nclass S(nn.Cell):\n    def construct(self, x):\n"
-                      "        return x\n    def bprop(self, x, out, dout):\n        return (dout,)\n"),
+                      "        return x\n    def bprop(self, x, out, dout):\n        return (dout,)\n",
+                at="6:5", message=("bprop of S is decorated with @ms.jit: PYNATIVE_MODE rejects a jit bprop (GRAPH "
+                                   "compiles it anyway); remove the decorator [fails in PYNATIVE_MODE]")),
     )
 
     def check(self, ctx: Context):

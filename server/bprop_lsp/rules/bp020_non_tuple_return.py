@@ -57,7 +57,7 @@ class NonTupleReturn(Rule):
                     return ops.round(x)
                 def bprop(self, x, out, dout):
                     return dout
-            """), line=6, note="construct returns a Tensor, so dout is one: GRAPH needs (dout,)",
+            """), note="construct returns a Tensor, so dout is one: GRAPH needs (dout,)",
                 fixed=example("""
             from mindspore import nn, ops
 
@@ -66,7 +66,9 @@ class NonTupleReturn(Rule):
                     return ops.round(x)
                 def bprop(self, x, out, dout):
                     return (dout,)
-            """)),
+            """),
+                at="6:9", message=("bprop of RoundST returns a bare value, not a tuple: GRAPH_MODE requires a tuple "
+                                   "even for one input [fails in GRAPH_MODE]")),
         Invalid(example("""
             from mindspore import nn, ops
 
@@ -75,7 +77,9 @@ class NonTupleReturn(Rule):
                     return ops.sin(x), ops.cos(x)
                 def bprop(self, x, out, dout):
                     return out[1]
-            """), line=6, note="one Tensor of the forward pair", also=("BP028",)),
+            """), note="one Tensor of the forward pair", also=("BP028",),
+                at="6:9", message=("bprop of SinCos returns a bare value, not a tuple: GRAPH_MODE requires a tuple "
+                                   "even for one input [fails in GRAPH_MODE]")),
         Invalid(example("""
             from mindspore import nn
 
@@ -84,7 +88,9 @@ class NonTupleReturn(Rule):
                     return x * s
                 def bprop(self, x, s, out, dout):
                     return {"x": dout * s, "s": dout * x}
-            """), line=6, note="a dict fails in both modes"),
+            """), note="a dict fails in both modes",
+                at="6:9", message=("bprop of Scale returns a dict: MindSpore needs a tuple with one gradient per "
+                                   "input (GRAPH: output should be a tuple; PYNATIVE: unreasonable data type dict)")),
         Invalid(example("""
             from mindspore import nn
 
@@ -93,7 +99,7 @@ class NonTupleReturn(Rule):
                     return 2 * x + 2 * y
                 def bprop(self, x, y, out, dout):
                     return [2 * dout for _ in (x, y)]
-            """), line=6, note="a list comprehension is a list", fixed=example("""
+            """), note="a list comprehension is a list", fixed=example("""
             from mindspore import nn
 
             class Twice(nn.Cell):
@@ -101,7 +107,8 @@ class NonTupleReturn(Rule):
                     return 2 * x + 2 * y
                 def bprop(self, x, y, out, dout):
                     return tuple([2 * dout for _ in (x, y)])
-            """)),
+            """),
+                at="6:9", message="bprop of Twice returns a list: GRAPH_MODE requires a tuple [fails in GRAPH_MODE]"),
         Invalid(example("""
             from mindspore import nn, ops
 
@@ -116,7 +123,11 @@ class NonTupleReturn(Rule):
                         return (ops.clip_by_value(dout * 2.0, -1.0, 1.0),)
 
             net = OptionalClip(clip=False)
-            """), line=9, note="the file builds an instance that falls off the end: an error"),
+            """), note="the file builds an instance that falls off the end: an error",
+                at="9:9", message=("bprop of OptionalClip can reach the end of its body without a return and then "
+                                   "returns None when `self.clip` is false (as the file builds it): MindSpore fails "
+                                   "on that path (GRAPH: output should be a tuple; PYNATIVE: the python function "
+                                   "output is none); return a tuple with one gradient per input on every path")),
         Invalid(example("""
             from mindspore import nn
 
@@ -128,7 +139,9 @@ class NonTupleReturn(Rule):
                     return x * mask
                 def bprop(self, x, mask, out, dout):
                     return _masked_grad(dout, mask)
-            """), line=9, note="a helper of the file returning one Tensor, for two inputs"),
+            """), note="a helper of the file returning one Tensor, for two inputs",
+                at="9:9", message=("bprop of MaskedFill returns one bare value for 2 inputs: return a tuple with "
+                                   "one gradient per input")),
         Invalid(example("""
             from mindspore import nn, ops
 
@@ -141,18 +154,27 @@ class NonTupleReturn(Rule):
                 def bprop(self, x, out, dout):
                     if self.clip:
                         return (ops.clip_by_value(dout * 2.0, -1.0, 1.0),)
-            """), line=9, note="a path that reaches the end of the body returns None"),
+            """), note="a path that reaches the end of the body returns None",
+                at="9:9", message=("bprop of OptionalClip can reach the end of its body without a return and then "
+                                   "returns None when `self.clip` is false: MindSpore fails on that path (GRAPH: "
+                                   "output should be a tuple; PYNATIVE: the python function output is none); return "
+                                   "a tuple with one gradient per input on every path")),
         Invalid("from mindspore import nn\nclass Sq(nn.Cell):\n    def construct(self, x):\n        return x * x\n"
                 "    def bprop(self, x, out, dout):\n        return 2 * x * dout\n",
                 fixed="from mindspore import nn\nclass Sq(nn.Cell):\n    def construct(self, x):\n        return x * x\n"
-                      "    def bprop(self, x, out, dout):\n        return (2 * x * dout,)\n"),
+                      "    def bprop(self, x, out, dout):\n        return (2 * x * dout,)\n",
+                at="5:9", message=("bprop of Sq returns a bare value, not a tuple: GRAPH_MODE requires a tuple even "
+                                   "for one input [fails in GRAPH_MODE]")),
         Invalid("from mindspore import nn\nclass M(nn.Cell):\n    def construct(self, a, b):\n        return a * b\n"
                 "    def bprop(self, a, b, out, dout):\n        return [dout * b, dout * a]\n",
                 fixed="from mindspore import nn\nclass M(nn.Cell):\n    def construct(self, a, b):\n        return a * b\n"
-                      "    def bprop(self, a, b, out, dout):\n        return (dout * b, dout * a)\n"),
+                      "    def bprop(self, a, b, out, dout):\n        return (dout * b, dout * a)\n",
+                at="5:9", message="bprop of M returns a list: GRAPH_MODE requires a tuple [fails in GRAPH_MODE]"),
         Invalid("from mindspore import nn\nclass C(nn.Cell):\n    def construct(self, x):\n        return x\n"
                 "    def bprop(self, x, out, dout):\n        dx = dout * 2\n",
-                note="no return statement: the bprop returns None"),
+                note="no return statement: the bprop returns None",
+                at="5:9", message=("bprop of C has no return statement, so it returns None: return a tuple with one "
+                                   "gradient per input")),
     )
 
     def check(self, ctx: Context):

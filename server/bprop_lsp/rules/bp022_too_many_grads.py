@@ -23,7 +23,8 @@ class TooManyGrads(Rule):
         Invalid("from mindspore import nn\nclass A(nn.Cell):\n    def construct(self, x, b):\n        return x + b\n"
                 "    def bprop(self, x, b, out, dout):\n        return dout, dout, dout\n",
                 fixed="from mindspore import nn\nclass A(nn.Cell):\n    def construct(self, x, b):\n        return x + b\n"
-                      "    def bprop(self, x, b, out, dout):\n        return dout, dout\n"),
+                      "    def bprop(self, x, b, out, dout):\n        return dout, dout\n",
+                at="5:9", message="bprop of A returns 3 gradients for 2 input(s): MindSpore silently drops the last 1"),
     )
 
     def check(self, ctx: Context):

@@ -35,7 +35,10 @@ class NumberGradient(Rule):
                 fixed="import numpy as np\nfrom mindspore import nn, ops, Tensor\nclass G(nn.Cell):\n    def construct(self, x, gate):\n"
                       "        return x * gate\n    def bprop(self, x, gate, out, dout):\n        return dout * gate, ops.zeros_like(gate)\n\n"
                       "x = Tensor(np.ones(2, np.float32))\ng = Tensor(np.ones(2, np.float32))\n"
-                      "print(ops.GradOperation(get_all=True)(G())(x, g))\n"),
+                      "print(ops.GradOperation(get_all=True)(G())(x, g))\n",
+                at="6:9", message=("bprop of G returns the number 0 as the gradient of input 2, which is a Tensor "
+                                   "at the call: PYNATIVE_MODE rejects its shape; return ops.zeros_like(...) [fails "
+                                   "in PYNATIVE_MODE]")),
     )
 
     def check(self, ctx: Context):

@@ -67,7 +67,7 @@ class NoneGradient(Rule):
                     return x * mask
                 def bprop(self, x, mask, out, dout):
                     return dout * mask, (ops.zeros_like(mask) if self.mask_grad else None)
-            """), line=9, note="an arm of a conditional expression", fixed=example("""
+            """), note="an arm of a conditional expression", fixed=example("""
             from mindspore import nn, ops
 
             class Masked(nn.Cell):
@@ -78,7 +78,10 @@ class NoneGradient(Rule):
                     return x * mask
                 def bprop(self, x, mask, out, dout):
                     return dout * mask, (ops.zeros_like(mask) if self.mask_grad else ops.zeros_like(mask))
-            """)),
+            """),
+                at="9:9", message=("bprop of Masked returns None as gradient 2 (mask): GRAPH_MODE passes None on "
+                                   "(and fails to compile wherever an op computed that input), PYNATIVE_MODE uses "
+                                   "zeros; return ops.zeros_like(...) instead")),
         Invalid(example("""
             from mindspore import nn, ops
 
@@ -89,7 +92,10 @@ class NoneGradient(Rule):
                     grads = [dout * mask]
                     grads.append(None)
                     return tuple(grads)
-            """), line=6, note="None appended to a list returned as tuple(list)"),
+            """), note="None appended to a list returned as tuple(list)",
+                at="6:9", message=("bprop of Mask returns None as gradient 2 (mask): GRAPH_MODE passes None on (and "
+                                   "fails to compile wherever an op computed that input), PYNATIVE_MODE uses zeros; "
+                                   "return ops.zeros_like(...) instead")),
         Invalid(example("""
             from mindspore import nn, ops
 
@@ -105,17 +111,27 @@ class NoneGradient(Rule):
                     self.gate = Gate()
                 def construct(self, x):
                     return self.gate(x, x * 3)
-            """), line=6, note="the caller computes that input with an op: GRAPH fails to compile"),
+            """), note="the caller computes that input with an op: GRAPH fails to compile",
+                at="6:9", message=("bprop of Gate returns None as the gradient of g, which the caller computes with "
+                                   "an op: GRAPH_MODE fails to compile (the op's own bprop gets None), "
+                                   "PYNATIVE_MODE uses zeros; return ops.zeros_like(g) instead [fails in "
+                                   "GRAPH_MODE]")),
         Invalid("from mindspore import nn\nclass M(nn.Cell):\n    def construct(self, x, mask):\n        return x * mask\n"
                 "    def bprop(self, x, mask, out, dout):\n        return dout * mask, None\n",
                 fixed="from mindspore import ops\nfrom mindspore import nn\nclass M(nn.Cell):\n    def construct(self, x, mask):\n"
                       "        return x * mask\n    def bprop(self, x, mask, out, dout):\n"
                       "        return dout * mask, ops.zeros_like(mask)\n",
-                note="ops not imported: the fix imports it"),
+                note="ops not imported: the fix imports it",
+                at="5:9", message=("bprop of M returns None as gradient 2 (mask): GRAPH_MODE passes None on (and "
+                                   "fails to compile wherever an op computed that input), PYNATIVE_MODE uses zeros; "
+                                   "return ops.zeros_like(...) instead")),
         Invalid("from mindspore import nn, ops\nclass M(nn.Cell):\n    def construct(self, x, mask):\n        return x * mask\n"
                 "    def bprop(self, x, mask, out, dout):\n        return dout * mask, None\n",
                 fixed="from mindspore import nn, ops\nclass M(nn.Cell):\n    def construct(self, x, mask):\n        return x * mask\n"
-                      "    def bprop(self, x, mask, out, dout):\n        return dout * mask, ops.zeros_like(mask)\n"),
+                      "    def bprop(self, x, mask, out, dout):\n        return dout * mask, ops.zeros_like(mask)\n",
+                at="5:9", message=("bprop of M returns None as gradient 2 (mask): GRAPH_MODE passes None on (and "
+                                   "fails to compile wherever an op computed that input), PYNATIVE_MODE uses zeros; "
+                                   "return ops.zeros_like(...) instead")),
     )
 
     def check(self, ctx: Context):

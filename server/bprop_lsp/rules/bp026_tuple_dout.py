@@ -23,7 +23,9 @@ class TupleDout(Rule):
     )
     invalid = (
         Invalid("from mindspore import nn\nclass Two(nn.Cell):\n    def construct(self, x):\n        return x * 0.5, x * 0.5\n"
-                "    def bprop(self, x, out, dout):\n        return (dout * 0.5,)\n"),
+                "    def bprop(self, x, out, dout):\n        return (dout * 0.5,)\n",
+                at="5:9", message=("construct of Two returns 2 values, so `dout` is a 2-tuple, but bprop uses dout "
+                                   "in arithmetic with a number; unpack it first")),
     )
 
     def check(self, ctx: Context):
