@@ -384,7 +384,7 @@ def _jit_gradient_functions(ctx: Context) -> list:
     """``@jit`` functions that take a gradient (bprop-rules.md, further behaviours 31)."""
     cached = ctx.__dict__.get("_jit_gradient_functions")
     if cached is None:
-        from .program import JIT_NAMES
+        from .mindspore_api import JIT_NAMES, is_mindspore
 
         cached = []
         p = ctx.program
@@ -397,7 +397,7 @@ def _jit_gradient_functions(ctx: Context) -> list:
                     candidates = facts["decorated_gradient_functions"] = [
                         fn for fn in fns if fn.name != "bprop" and fn.decorators and _function_takes_gradient(fn)]
                 for fn in candidates:
-                    if any(n and p.is_mindspore(p.resolve_dotted(n), JIT_NAMES, bare=("jit", "ms.jit", "ms_function"))
+                    if any(n and is_mindspore(p.resolve_dotted(n), JIT_NAMES, bare=("jit", "ms.jit", "ms_function"))
                            for n in fn.decorator_names):
                         cached.append(fn.node)
         ctx.__dict__["_jit_gradient_functions"] = cached
@@ -596,7 +596,7 @@ def _kept_hints(p: Program, fn, skip_self: bool, inputs) -> tuple[Hint, ...]:
 
 def _hints(p: Program, fn, positional, inputs) -> tuple[Hint, ...]:
     """``← x`` after each parameter, ``→ x`` after each entry of a returned tuple display."""
-    from .program import iter_own_nodes
+    from .trees import iter_own_nodes
 
     names = [*inputs, "out", "dout"]
     hints = []

@@ -10,18 +10,11 @@ import re
 from dataclasses import dataclass
 from functools import cached_property
 
-from .program import (
-    scope_of,
-    CUSTOM_NAMES,
-    ClassInfo,
-    Function,
-    Member,
-    Program,
-    call_arguments,
-    call_of,
-    dotted,
-)
+from .definitions import ClassInfo, Function, Member
+from .mindspore_api import CUSTOM_NAMES, is_mindspore
+from .program import Program
 from .settings import Settings
+from .trees import call_arguments, call_of, dotted, scope_of
 from .values import Resolved, resolve_function
 
 
@@ -406,7 +399,7 @@ class Context:
         init = p.lookup(cls, "__init__")
         if init is None or init.function is None or init.function.is_lambda or init.ambiguous:
             return None
-        from .program import iter_own_nodes
+        from .trees import iter_own_nodes
 
         assigned = []
         for k in p.mro(cls):
@@ -487,7 +480,7 @@ class Context:
 
     def _property_target(self, member: Member) -> Resolved | None:
         """``@property def bprop(self): return self._back``: the method the property hands back, bound."""
-        from .program import iter_own_nodes
+        from .trees import iter_own_nodes
 
         returns = [n for n in iter_own_nodes(member.function.node) if n.type == "return_stmt"]
         if len(returns) != 1 or len(returns[0].children) != 2:
@@ -507,7 +500,7 @@ class Context:
         init = p.lookup(cls, "__init__")
         if init is None or init.function is None or init.function.is_lambda:
             return None
-        from .program import iter_own_nodes
+        from .trees import iter_own_nodes
 
         found = None
         fn_node = init.function.node
@@ -538,7 +531,7 @@ class Context:
             c = call_of(node)
             if not c or not c[0]:
                 continue
-            if not p.is_mindspore(p.resolve_dotted(c[0]), CUSTOM_NAMES, bare=("ops.Custom", "Custom")):
+            if not is_mindspore(p.resolve_dotted(c[0]), CUSTOM_NAMES, bare=("ops.Custom", "Custom")):
                 continue
             positional, keywords, has_star = call_arguments(c[1])
             arguments = _bind_custom_arguments(positional, keywords)

@@ -16,7 +16,8 @@ from .analysis import Skeleton, _skeletons
 from .context import Context
 from .model import Edit, Position, Span
 from .parsing import ParsedDocument, parse_text
-from .program import Program, import_bindings
+from .definitions import import_bindings
+from .program import Program
 from .settings import Settings
 
 _OPS_MODULES = ("mindspore.ops", "mindspore.ops.functional")

@@ -9,9 +9,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..engine.context import CellSite, Context, Signature
+from ..engine.definitions import Function
+from ..engine.mindspore_api import JIT_NAMES, is_mindspore
 from ..engine.model import Fix, Related, Span
 from ..engine.param_edits import fresh, insert_after, is_dout_like, is_out_like, used_names
-from ..engine.program import JIT_NAMES, Function, iter_scope_nodes
+from ..engine.trees import iter_scope_nodes
 
 
 @dataclass
@@ -121,7 +123,7 @@ def _view(ctx: Context, site: CellSite) -> SignatureView | None:
             kind = "staticmethod"
         elif name == "classmethod":
             kind = "classmethod"
-        elif p.is_mindspore(p.resolve_dotted(name), JIT_NAMES, bare=("jit", "ms.jit", "ms_function")):
+        elif is_mindspore(p.resolve_dotted(name), JIT_NAMES, bare=("jit", "ms.jit", "ms_function")):
             jit = True
         else:
             wraps, wrapper_fn = decorator_wraps_args(ctx, name)

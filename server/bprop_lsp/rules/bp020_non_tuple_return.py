@@ -1,10 +1,10 @@
 """BP020: a Cell's bprop returns something other than a tuple (a bare Tensor, a list, None)."""
 from __future__ import annotations
 
+from ..engine.conditions import const_truth
 from ..engine.context import Context
-from ..engine.program import dotted
-from ..engine.values import const_truth
 from ..engine.model import Edit, Fix
+from ..engine.trees import dotted
 from .base import example, NEVER, BOTH, GRAPH, Draft, Invalid, Rule, Valid
 from ._returns import anchor_span, cell_subjects, restrict, return_related, returns_of
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ..engine.context import Context
 from ..engine.model import Applicability, Edit, Fix, Related
-from ..engine.program import call_of
+from ..engine.trees import call_of
 from .base import PYNATIVE, Draft, Invalid, Rule, Valid
 from ._returns import anchor_span, cell_subjects, returns_of
 from .bp025_none_gradient import _ops_alias

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from ..engine.context import Context
 from ..engine.model import Applicability, Edit, Fix
-from ..engine.program import is_within, unwrap_parens
 from ..engine.skeletons import zeros_like_call
+from ..engine.trees import is_within, unwrap_parens
 from .base import example, GRAPH, NEVER, Draft, Invalid, Rule, Valid
 from ._returns import AUGMENTED, leaves_of as _leaves, anchor_span, cell_subjects, local_assignments, restrict, return_related, returns_of
 
@@ -177,8 +177,8 @@ def _instance_truth(ctx, site, cond):
     """True/False when a condition has that value on every instance the file builds: a module flag or literal
     (``const_truth``), or ``self.flag`` / ``not self.flag`` with the values the file's ``Cls(...)`` calls give it
     (GRAPH folds those; PYNATIVE evaluates them the same way). None otherwise."""
-    from ..engine.program import dotted
-    from ..engine.values import const_truth
+    from ..engine.conditions import const_truth
+    from ..engine.trees import dotted
 
     truth = const_truth(ctx.program, cond)
     if truth is not None or site is None:
@@ -201,7 +201,7 @@ def _none_leaf(program, item, assignments, truth_of=None):
     """The ``None`` that makes a gradient entry None on some path: the entry itself, an arm of a conditional
     expression whose condition is not known to pick the other arm, or the value of a local bound once to such.
     Iterative over conditional arms (a bounded stack), so a long chain is read without recursion."""
-    from ..engine.values import const_truth
+    from ..engine.conditions import const_truth
 
     stack = [(item, 0)]
     while stack:
