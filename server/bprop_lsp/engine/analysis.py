@@ -1,6 +1,6 @@
 """Run every enabled rule over one file and turn the rules' drafts into findings.
 
-The rules are handed in (``rules=``, a sequence of ``model.Rule``): the engine imports none
+The rules are handed in (``rules=``, a sequence of ``rule.Rule``): the engine imports none
 (``bprop_lsp.checker`` runs it with bprop-lsp's own). The engine, not the rules, decides severity (from the modes
 MindSpore fails in and the mode the file runs in), applies ``# noqa``, and re-checks every fix before offering it.
 """
@@ -15,9 +15,10 @@ from typing import Sequence
 
 from .context import Context, Signature
 from .modes import ModeModel, Modes, exactly
-from .model import Finding, Position, Related, Rule, Severity, Span
+from .model import Finding, Position, Related, Severity, Span
 from .parsing import POSITIONAL, ParsedDocument, parse_text, syntax_errors
 from .program import Program
+from .rule import Rule
 from .settings import Settings
 from .text import apply_edits
 
