@@ -123,13 +123,38 @@ def analyze(text: str, settings: Settings = Settings(), *, rules: Sequence[Rule]
     """
     if compiles and not with_syntax_errors and not with_skeletons and "bprop" in text and not _REVIEWED_NOQA.search(text):
         # (A ``# noqa: BPxxx`` is reviewed wherever it stands, which the partial parse would not read.)
-        from .partial import analyze_relevant
-
         analysis = analyze_relevant(text, settings, rules=rules, verify_fixes=verify_fixes)
         if analysis is not None:
             return analysis
     return analyze_document(ParsedDocument(), text, settings, rules=rules, verify_fixes=verify_fixes,
                             with_syntax_errors=with_syntax_errors, with_skeletons=with_skeletons)
+
+
+def analyze_relevant(text: str, settings, *, rules, verify_fixes: bool):
+    """``analyze`` of ``text`` with ``rules`` (no syntax errors asked, no skeletons) from a parse of its
+    relevant statements only; None when that cannot be done with certainty (then the caller parses ``text`` in
+    full)."""
+    from .partial import kept_lines, masked_text  # (only the CLI's one-shot analyses need it)
+
+    masked = masked_text(text)
+    if masked is None:
+        return None
+    doc = ParsedDocument()
+    module = doc.parse_clean(masked)
+    if module is None:
+        return None  # not clean: the masking may be why; a full parse decides
+    analysis = _analyze_module(module, masked, settings, False, doc=doc, rules=rules)
+    if any(f.fix is not None for f in analysis.findings):
+        kept = kept_lines(text, masked)
+        for f in analysis.findings:
+            if f.fix is None:
+                continue
+            for edit in f.fix.edits:
+                if kept is None or edit.span.start.line not in kept or edit.span.end.line not in kept:
+                    return None
+        if verify_fixes:
+            _verify_fixes(analysis, masked, settings, doc, rules)
+    return analysis
 
 
 def analyze_document(doc: ParsedDocument, text: str, settings: Settings = Settings(), *, rules: Sequence[Rule],
