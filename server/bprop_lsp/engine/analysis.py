@@ -21,6 +21,7 @@ from .program import Program
 from .rule import Rule
 from .settings import Settings
 from .text import apply_edits
+from .zeros_like import zeros_like_spelling
 
 _log = logging.getLogger(__name__)
 # A noqa comment naming one of our codes (or a look-alike): the files where the review of noqa comments may report.
@@ -660,8 +661,6 @@ def _skeletons(ctx: Context, classes=None) -> list[Skeleton]:
     if not p.text_contains("construct"):
         return out
     newline = p.index.newline()
-    from .skeletons import zeros_like_spelling  # (skeletons.py imports this module)
-
     for cls in (p.classes if classes is None else classes):
         if cls.node.type != "classdef":
             continue  # a class built by type() has no body to add a bprop to

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from ..engine.context import Context
 from ..engine.model import Applicability, Edit, Fix
-from ..engine.skeletons import zeros_like_call
 from ..engine.trees import is_within, unwrap_parens
+from ..engine.zeros_like import zeros_like_call
 from .base import example, GRAPH, NEVER, Draft, Invalid, Rule, Valid
 from ._returns import AUGMENTED, leaves_of as _leaves, anchor_span, cell_subjects, local_assignments, restrict, return_related, returns_of
 
