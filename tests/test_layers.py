@@ -1,8 +1,10 @@
 """Layers point down: the server and the CLI use the engine's public API only (the package's ``__all__`` and its
 value modules ``model``, ``options``, ``settings`` and ``text``), nothing private; the engine imports no rule, server or CLI
 module anywhere (its rules are handed to it: ``bprop_lsp.checker``), and the server imports nothing from the CLI.
-Within the engine no import cycle, function-local and ``TYPE_CHECKING`` imports counted."""
+Within the engine no import cycle, function-local and ``TYPE_CHECKING`` imports counted; no rule imports another
+(shared helpers have modules of their own)."""
 import ast
+import re
 from pathlib import Path
 
 import bprop_lsp.engine as engine
@@ -213,3 +215,34 @@ def test_the_cycle_check_sees_imports_at_any_depth():
     assert _engine_modules_imported(source, modules) == {"parsing", "context", "values", "model", "program"}
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c", "a"]]
     assert _cycles({"a": {"b"}, "b": set()}) == []
+
+
+# ----------------------------------------------------------------------------- the rules
+_RULE_MODULE = re.compile(r"bp\d{3}_\w+")
+
+
+def _rule_modules_imported(source: str) -> list[str]:
+    """Every rule module (``bpNNN_*``) ``source`` imports, at any depth and in any spelling."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom):
+            parts = (node.module or "").split(".")
+            found += [p for p in parts if _RULE_MODULE.fullmatch(p)]
+            if not any(_RULE_MODULE.fullmatch(p) for p in parts):
+                found += [a.name for a in node.names if _RULE_MODULE.fullmatch(a.name)]
+        elif isinstance(node, ast.Import):
+            found += [p for a in node.names for p in a.name.split(".") if _RULE_MODULE.fullmatch(p)]
+    return found
+
+
+def test_no_rule_module_imports_another():
+    # What two rules share lives in a helper module of its own (``rules/_returns.py``, ``_signature.py``,
+    # ``_non_tuple.py`` …), never in one of the rules.
+    offenders = [f"rules/{path.name}: {module}" for path in sorted((PACKAGE / "rules").glob("bp*.py"))
+                 for module in _rule_modules_imported(path.read_text("utf-8"))]
+    assert offenders == []
+    assert sorted(_rule_modules_imported("def f():\n    from .bp005_staticmethod import decorator_removal\n"
+                                         "from . import bp021_too_few_grads\n"
+                                         "import bprop_lsp.rules.bp020_non_tuple_return\n"
+                                         "from ._returns import cell_subjects\n")) == [
+        "bp005_staticmethod", "bp020_non_tuple_return", "bp021_too_few_grads"]

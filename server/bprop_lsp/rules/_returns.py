@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..engine.definitions import Function
-from ..engine.trees import NodeView, is_within, iter_own_nodes, scope_of, unwrap_parens
 from ..engine.parsing import leaves as leaves_of  # (shared with BP023/BP025: one iterative walk)
+from ..engine.trees import NodeView, is_within, iter_own_nodes, scope_of, unwrap_parens
 
 ARITH = {"arith_expr", "term", "factor", "power", "shift_expr", "and_expr", "xor_expr", "expr"}
 
@@ -1178,3 +1178,8 @@ def anchor_span(ctx, fn: Function):
     from ._signature import def_span
 
     return def_span(ctx, fn)
+
+
+def is_dict_display(node) -> bool:
+    """``{...}``: a dict (or set) display."""
+    return node.type == "atom" and node.children[0] == "{"

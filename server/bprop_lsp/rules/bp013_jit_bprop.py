@@ -7,8 +7,7 @@ from ..engine.model import Related
 from ..engine.model import Edit, Fix
 from ..engine.trees import call_arguments, call_of
 from .base import example, PYNATIVE, Draft, Invalid, Rule, Valid
-from ._signature import header_span, view
-from .bp005_staticmethod import decorator_removal
+from ._signature import decorator_removal, header_span, view
 
 
 class JitBprop(Rule):

@@ -6,6 +6,7 @@ from ..engine.model import Applicability, Edit, Fix
 from ..engine.trees import is_within, unwrap_parens
 from ..engine.zeros_like import zeros_like_call
 from .base import example, GRAPH, NEVER, Draft, Invalid, Rule, Valid
+from ._imports import ops_name
 from ._returns import AUGMENTED, leaves_of as _leaves, anchor_span, cell_subjects, local_assignments, restrict, return_related, returns_of
 
 
@@ -119,7 +120,7 @@ class NoneGradient(Rule):
     )
 
     def check(self, ctx: Context):
-        ops_alias = _ops_alias(ctx)
+        ops_alias = ops_name(ctx)
         sites = {id(site.function.node): site for site in ctx.cell_sites if site.function is not None}
         for subject in cell_subjects(ctx):
             info = returns_of(subject.fn, ctx.program)
@@ -250,16 +251,6 @@ def _in_construct(node) -> bool:
         parent = parent.parent
     return parent is not None and parent.type == "funcdef" and parent.name.value == "construct" \
         and parent.parent is not None and parent.parent.type == "suite" and parent.parent.parent.type == "classdef"
-
-
-def _ops_alias(ctx) -> str | None:
-    for name, full in ctx.program.imports.items():
-        if full == "mindspore.ops":
-            return name
-    for name, full in ctx.program.imports.items():
-        if full == "mindspore":
-            return f"{name}.ops"
-    return None
 
 
 def _optional_input(fn, name: str, site, index: int) -> bool:
