@@ -2,9 +2,10 @@
 value modules ``model``, ``options``, ``settings`` and ``text``), nothing private; the engine imports no rule, server or CLI
 module anywhere (its rules are handed to it: ``bprop_lsp.checker``), and the server imports nothing from the CLI.
 Within the engine no import cycle, function-local and ``TYPE_CHECKING`` imports counted; no rule imports another
-(shared helpers have modules of their own)."""
+(shared helpers have modules of their own); and the engine names no rule."""
 import ast
 import re
+import tokenize
 from pathlib import Path
 
 import bprop_lsp.engine as engine
@@ -246,3 +247,44 @@ def test_no_rule_module_imports_another():
                                          "import bprop_lsp.rules.bp020_non_tuple_return\n"
                                          "from ._returns import cell_subjects\n")) == [
         "bp005_staticmethod", "bp020_non_tuple_return", "bp021_too_few_grads"]
+
+
+# What the engine still knows of particular rules, to go with the query layer of issue 21 (rule_memo.py, analysis.py
+# are being replaced there): the rule memo's note that BP028 deduplicates Cell and Custom sites and its
+# ``_SITE_DERIVED`` list of the Context memos ``rules/_returns.py`` keeps; analysis.py's comment on ``# noqa: BP900``.
+_KNOWN_RULE_KNOWLEDGE = {("rule_memo.py", "BP028"), ("rule_memo.py", "_cell_subjects"),
+                         ("rule_memo.py", "_custom_subjects"), ("analysis.py", "BP900")}
+_RULE_CODE = re.compile(r"\bBP\d{3}\b")
+# A rule's own memo on the Context: ``ctx.__dict__["_name"]``, ``ctx.__dict__.get("_name")`` …
+_CONTEXT_MEMO = re.compile(r"""\.__dict__(?:\[|\.get\(|\.setdefault\(|\.pop\()\s*["'](\w+)["']""")
+
+
+def _rule_knowledge(path: Path, memo_names: set[str]) -> set[tuple[str, str]]:
+    """The rule codes and rules' Context memo names an engine module mentions. Codes in the settings' help texts and
+    examples (strings of options.py and settings.py: how a user spells a selector) and in an "e.g." comment do not
+    count: they are examples, not knowledge of a rule."""
+    found = set()
+    with tokenize.open(path) as f:
+        tokens = list(tokenize.generate_tokens(f.readline))
+    for token in tokens:
+        if token.type == tokenize.STRING and path.name in ("options.py", "settings.py"):
+            continue
+        if token.type == tokenize.COMMENT and "e.g." in token.string:
+            continue
+        if token.type in (tokenize.STRING, tokenize.COMMENT, tokenize.NAME):
+            found.update((path.name, code) for code in _RULE_CODE.findall(token.string))
+            found.update((path.name, name) for name in memo_names
+                         if re.search(rf"\b{re.escape(name)}\b", token.string))
+    return found
+
+
+def test_the_engine_names_no_rule():
+    memo_names = {name for path in (PACKAGE / "rules").glob("*.py")
+                  for name in _CONTEXT_MEMO.findall(path.read_text("utf-8"))}
+    assert {"_cell_subjects", "_custom_subjects"} <= memo_names  # (the check reads the rules' memos)
+    found = set()
+    for path in sorted(_ENGINE.glob("*.py")):
+        found |= _rule_knowledge(path, memo_names)
+    assert sorted(found - _KNOWN_RULE_KNOWLEDGE) == []
+    # (a leftover that went away is taken off the list)
+    assert sorted(_KNOWN_RULE_KNOWLEDGE - found) == []

@@ -824,5 +824,5 @@ def may_bind_late(code: str, words: frozenset) -> bool:
 
 
 # ``.bprop =`` / ``.construct =`` (not ``==``, not ``.bprop_debug``, not a call ``.construct(x)``), on anything but
-# ``self`` (an instance attribute: BP011's, read from the class alone).
+# ``self`` (an instance attribute, read from the class alone: ``Context._instance_bound_bprop``).
 _ATTRIBUTE_ASSIGNED = re.compile(r"(?<!\bself)\.[ \t]*(?:bprop|construct)[ \t]*=(?!=)")

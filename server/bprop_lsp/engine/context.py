@@ -257,7 +257,8 @@ class Context:
         return (bprop, modes, resolved, construct, external, counted), from_defs
 
     def _is_partial(self, value) -> bool:
-        """``functools.partial(...)`` / ``partialmethod(...)``: no function MindSpore can read (BP012 speaks)."""
+        """``functools.partial(...)`` / ``partialmethod(...)``: no function MindSpore can read (unknown: a rule
+        may say so)."""
         call = call_of(value) if value.type in ("power", "atom_expr") else None
         return call is not None and bool(call[0]) and self.program.resolve_dotted(call[0]) in (
             "functools.partial", "functools.partialmethod")
@@ -514,7 +515,7 @@ class Context:
         for node in entry[1]:
             value = dotted(node.children[2])
             if found is not None or value is None or not value.startswith("self.") or value.count(".") != 1:
-                return None  # assigned twice, or not a bound method: BP011 speaks for it
+                return None  # assigned twice, or not a bound method: unknown
             target = p.lookup(cls, value[5:])
             if target is None or target.function is None or target.value is not None or target.ambiguous:
                 return None

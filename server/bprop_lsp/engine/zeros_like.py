@@ -1,4 +1,4 @@
-"""How code the engine adds to a file (the "Add a custom bprop" action, BP025's fix) calls MindSpore's
+"""How code the engine adds to a file (the "Add a custom bprop" action, a rule's fix) calls MindSpore's
 ``zeros_like``: spelled with the file's own module-level ``mindspore.ops`` import, or with the import line to add
 when the file has none.
 """
@@ -15,7 +15,7 @@ _ZEROS_LIKE = ("mindspore.ops.zeros_like", "mindspore.ops.functional.zeros_like"
 
 
 def zeros_like_call(p: Program, shadowed: set[str] = frozenset()) -> tuple[str, Edit | None]:
-    """How code added to the file (the "Add a custom bprop" action, BP025's fix) calls zeros_like, and the import
+    """How code added to the file (the "Add a custom bprop" action, a rule's fix) calls zeros_like, and the import
     that makes the name resolve (None: already does).
 
     Only the file's module-level imports count (one inside a function or a class binds nothing the bprop
