@@ -64,3 +64,12 @@ def test_noqa_on_the_reported_line_suppresses(rule, example):
     lines = example.code.split("\n")
     lines[finding.noqa_line] += "  # noqa: BP999"
     assert rule.code in {f.code for f in analyze("\n".join(lines)).findings}
+
+
+def test_check_is_the_rule_interface_and_every_rule_defines_it():
+    from bprop_lsp.rules.base import Rule
+
+    assert "check" in vars(Rule)
+    with pytest.raises(NotImplementedError):
+        Rule().check(None)
+    assert [type(rule).__name__ for rule in ALL_RULES if type(rule).check is Rule.check] == []
