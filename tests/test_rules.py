@@ -138,3 +138,12 @@ def test_bp007_names_the_line_of_the_call_and_follows_it_in_a_session():
             (finding,) = [f for f in session.analyse(source).findings if f.code == "BP007"]
             assert f"called with 1 input(s) on line {line}:" in finding.message
             assert finding.related[0].span.start.line + 1 == line
+
+
+def test_check_is_the_rule_interface_and_every_rule_defines_it():
+    from bprop_lsp.rules.base import Rule
+
+    assert "check" in vars(Rule)
+    with pytest.raises(NotImplementedError):
+        Rule().check(None)
+    assert [type(rule).__name__ for rule in ALL_RULES if type(rule).check is Rule.check] == []

@@ -1,4 +1,4 @@
-"""Plain data the engine produces: findings, their ranges and their fixes.
+"""Plain data the engine produces: findings, their ranges and their fixes (what a rule is: ``rule.py``).
 
 No LSP types live here. Positions are 0-based lines and 0-based columns counted in
 Unicode code points (Python ``str`` indices into the line), with lines split the
@@ -9,10 +9,6 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterable, Protocol
-
-if TYPE_CHECKING:
-    from .context import Context
 
 
 class Severity(str, enum.Enum):
@@ -89,20 +85,3 @@ class Finding:
 
     def sort_key(self) -> tuple:
         return (self.span.start, self.code)
-
-
-class Rule(Protocol):
-    """What the engine needs of a rule (``bprop_lsp.rules.ALL_RULES`` holds such objects; the engine imports no
-    rule, every analysis is handed its rules).
-
-    ``check`` yields drafts: objects with ``span``, ``message``, ``fails_in`` (the modes MindSpore fails in),
-    ``fix``, ``related``, ``noqa_line`` and ``subject`` (see ``rules/base.py``'s ``Draft``); the engine turns them
-    into ``Finding``s (severity, ``# noqa``, fix checks). A rule whose ``per_cell`` is true looks at one Cell at a
-    time and may be read back from the rule memo (``rule_memo.py``); a rule without the attribute is not."""
-
-    code: str  # e.g. "BP001"
-    name: str  # e.g. "bprop-missing-params"
-
-    def url(self) -> str: ...
-
-    def check(self, ctx: "Context") -> Iterable[Any]: ...

@@ -45,7 +45,8 @@ from typing import NamedTuple
 
 from .context import CellSite, Context
 from .parsing import POSITIONAL
-from .program import _WORD, _assignment_pairs, _functions_of, scope_of, statement_code, statement_words
+from .program import _assignment_pairs, _functions_of
+from .trees import WORD as _WORD, scope_of, statement_code, statement_words
 
 # Context entries derived from the site lists (``cell_subjects`` and the like): never shared between views.
 _SITE_DERIVED = ("cell_sites", "custom_op_sites", "_cell_subjects", "_custom_subjects")

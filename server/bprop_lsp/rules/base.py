@@ -138,6 +138,11 @@ class Rule:
         """The rule's documentation: the website once DOCS_BASE is set, else the bundled page's file:// URI."""
         return _url(DOCS_BASE, cls.code)
 
+    def check(self, ctx: Context) -> Iterator[Draft]:  # pragma: no cover - interface
+        """The rule's drafts for the file ``ctx`` reads (every rule defines it; the engine turns them into
+        findings)."""
+        raise NotImplementedError
+
 
 @functools.cache
 def _url(base: str | None, code: str) -> str:
@@ -145,6 +150,3 @@ def _url(base: str | None, code: str) -> str:
     if base:
         return f"{base.rstrip('/')}/{code}.md"
     return (BUNDLED_RULE_DOCS / f"{code}.md").as_uri()
-
-    def check(self, ctx: "Context") -> Iterator[Draft]:  # pragma: no cover - interface
-        raise NotImplementedError

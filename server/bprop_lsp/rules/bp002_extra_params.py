@@ -4,7 +4,7 @@ from __future__ import annotations
 from ..engine.context import Context
 from ..engine.model import Fix
 from ..engine.param_edits import is_dout_like, is_out_like, remove_params
-from ..engine.program import iter_own_nodes
+from ..engine.trees import iter_own_nodes
 from .base import BOTH, GRAPH, Draft, Invalid, Rule, Valid, example
 from ._signature import arity_applies, counted_vararg, construct_related, counts, def_span, view
 

@@ -2,25 +2,10 @@
 from __future__ import annotations
 
 from ..engine.context import Context
-from ..engine.model import Edit, Fix
+from ..engine.model import Fix
 from ..engine.param_edits import insert_after
 from .base import example, NEVER, Draft, Invalid, Rule, Valid
-from ._signature import def_span, view
-
-
-def decorator_removal(ctx, fn, name: str):
-    """An edit deleting the line of decorator ``name`` (only when it stands alone on its line)."""
-    for dec, dec_name in zip(fn.decorators, fn.decorator_names):
-        if dec_name == name:
-            start_line = dec.start_pos[0] - 1
-            index = ctx.program.index
-            line = index.line_text(start_line)
-            if line.strip() != dec.get_code().strip():
-                return None
-            from ..engine.model import Position, Span
-
-            return Edit(Span(Position(start_line, 0), Position(start_line + 1, 0)), "")
-    return None
+from ._signature import decorator_removal, def_span, view
 
 
 class StaticMethodBprop(Rule):

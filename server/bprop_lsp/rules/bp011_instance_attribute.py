@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ..engine.context import Context
 from ..engine.model import Related
-from ..engine.program import dotted
+from ..engine.trees import dotted
 from .base import NEVER, Draft, Invalid, Rule, Valid, example
 from ._parameters import _self_assignments_of
 

@@ -70,7 +70,7 @@ class BpropNone(Rule):
 
 def _partial_call(p, value) -> str | None:
     """``functools.partial(...)`` / ``functools.partialmethod(...)`` (bprop-rules.md, items 35 and further 6)."""
-    from ..engine.program import call_of
+    from ..engine.trees import call_of
 
     call = call_of(value) if value.type in ("power", "atom_expr") else None
     if call is None or not call[0]:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ..engine.context import Context
 from ..engine.model import Applicability, Edit, Fix
-from ..engine.program import iter_scope_nodes
+from ..engine.trees import iter_scope_nodes
 from .base import NEVER, Draft, Invalid, Rule, Valid
 from ._signature import def_span, view
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ..engine.context import Context
 from .base import example, BOTH, GRAPH, Draft, Invalid, Rule, Valid
-from ._returns import anchor_span, cell_subjects, is_nested_tuple, return_related, returns_of
+from ._returns import anchor_span, cell_subjects, is_dict_display, is_nested_tuple, return_related, returns_of
 
 
 class TooFewGrads(Rule):
@@ -167,7 +167,7 @@ class TooFewGrads(Rule):
                 s = r.shape
                 if s.kind != "tuple" or s.length >= subject.lo:
                     continue
-                if any(_is_dict(i) for i in s.items):
+                if any(is_dict_display(i) for i in s.items):
                     continue  # ((dx,), {name: dw}): BP031
                 nested = is_nested_tuple(s, subject.fn)
                 yield Draft(anchor_span(ctx, subject.fn),
@@ -177,7 +177,3 @@ class TooFewGrads(Rule):
                             fails_in=frozenset({GRAPH}) if nested else BOTH,
                             related=return_related(ctx, r, f"returns {s.length_text()} gradient(s) here"),
                             noqa_line=subject.fn.def_line, subject=subject.site)
-
-
-def _is_dict(node) -> bool:
-    return node.type == "atom" and node.children[0] == "{"

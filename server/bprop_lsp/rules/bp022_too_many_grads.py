@@ -4,8 +4,7 @@ from __future__ import annotations
 from ..engine.context import Context
 from ..engine.model import Edit, Fix
 from .base import NEVER, Draft, Invalid, Rule, Valid
-from ._returns import anchor_span, cell_subjects, return_related, returns_of
-from .bp021_too_few_grads import _is_dict
+from ._returns import anchor_span, cell_subjects, is_dict_display, return_related, returns_of
 
 
 class TooManyGrads(Rule):
@@ -34,7 +33,7 @@ class TooManyGrads(Rule):
                 continue  # paths disagree: BP023 speaks for it
             for r in info.returns:
                 s = r.shape
-                if s.kind != "tuple" or s.min_length <= subject.hi or any(_is_dict(i) for i in s.items):
+                if s.kind != "tuple" or s.min_length <= subject.hi or any(is_dict_display(i) for i in s.items):
                     continue
                 fix = None
                 extras = s.items[subject.hi:]

@@ -3,10 +3,10 @@ from __future__ import annotations
 
 from ..engine.context import Context
 from ..engine.model import Applicability, Edit, Fix, Related
-from ..engine.program import call_of
+from ..engine.trees import call_of
 from .base import PYNATIVE, Draft, Invalid, Rule, Valid
+from ._imports import ops_name
 from ._returns import anchor_span, cell_subjects, returns_of
-from .bp025_none_gradient import _ops_alias
 
 TENSOR_NAMES = ("Tensor", "ms.Tensor", "mindspore.Tensor")
 
@@ -43,7 +43,7 @@ class NumberGradient(Rule):
 
     def check(self, ctx: Context):
         p = ctx.program
-        ops_alias = _ops_alias(ctx)
+        ops_alias = ops_name(ctx)
         by_fn = {}
         for site in ctx.cell_sites:
             if site.function is not None:

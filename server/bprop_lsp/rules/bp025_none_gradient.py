@@ -3,9 +3,10 @@ from __future__ import annotations
 
 from ..engine.context import Context
 from ..engine.model import Applicability, Edit, Fix
-from ..engine.program import is_within, unwrap_parens
-from ..engine.skeletons import zeros_like_call
+from ..engine.trees import is_within, unwrap_parens
+from ..engine.zeros_like import zeros_like_call
 from .base import example, GRAPH, NEVER, Draft, Invalid, Rule, Valid
+from ._imports import ops_name
 from ._returns import AUGMENTED, leaves_of as _leaves, anchor_span, cell_subjects, local_assignments, restrict, return_related, returns_of
 
 
@@ -135,7 +136,7 @@ class NoneGradient(Rule):
     )
 
     def check(self, ctx: Context):
-        ops_alias = _ops_alias(ctx)
+        ops_alias = ops_name(ctx)
         sites = {id(site.function.node): site for site in ctx.cell_sites if site.function is not None}
         for subject in cell_subjects(ctx):
             info = returns_of(subject.fn, ctx.program)
@@ -193,8 +194,8 @@ def _instance_truth(ctx, site, cond):
     """True/False when a condition has that value on every instance the file builds: a module flag or literal
     (``const_truth``), or ``self.flag`` / ``not self.flag`` with the values the file's ``Cls(...)`` calls give it
     (GRAPH folds those; PYNATIVE evaluates them the same way). None otherwise."""
-    from ..engine.program import dotted
-    from ..engine.values import const_truth
+    from ..engine.conditions import const_truth
+    from ..engine.trees import dotted
 
     truth = const_truth(ctx.program, cond)
     if truth is not None or site is None:
@@ -217,7 +218,7 @@ def _none_leaf(program, item, assignments, truth_of=None):
     """The ``None`` that makes a gradient entry None on some path: the entry itself, an arm of a conditional
     expression whose condition is not known to pick the other arm, or the value of a local bound once to such.
     Iterative over conditional arms (a bounded stack), so a long chain is read without recursion."""
-    from ..engine.values import const_truth
+    from ..engine.conditions import const_truth
 
     stack = [(item, 0)]
     while stack:
@@ -266,16 +267,6 @@ def _in_construct(node) -> bool:
         parent = parent.parent
     return parent is not None and parent.type == "funcdef" and parent.name.value == "construct" \
         and parent.parent is not None and parent.parent.type == "suite" and parent.parent.parent.type == "classdef"
-
-
-def _ops_alias(ctx) -> str | None:
-    for name, full in ctx.program.imports.items():
-        if full == "mindspore.ops":
-            return name
-    for name, full in ctx.program.imports.items():
-        if full == "mindspore":
-            return f"{name}.ops"
-    return None
 
 
 def _optional_input(fn, name: str, site, index: int) -> bool:

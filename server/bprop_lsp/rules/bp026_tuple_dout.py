@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ..engine.context import Context
 from ..engine.model import Related
-from ..engine.program import iter_own_nodes
+from ..engine.trees import iter_own_nodes
 from .base import BOTH, NEVER, PYNATIVE, Draft, Invalid, Rule, Valid
 from ._returns import ARITH, anchor_span, local_assignments, returns_of
 

@@ -11,9 +11,11 @@ from __future__ import annotations
 from ..engine.context import Context, Signature
 import re
 
+from ..engine.definitions import Function
 from ..engine.model import Applicability, Edit, Fix, Related
 from ..engine.param_edits import fresh, is_dout_like, is_out_like, used_names
-from ..engine.program import POSITIONAL, Function, iter_scope_nodes
+from ..engine.parsing import POSITIONAL
+from ..engine.trees import iter_scope_nodes
 from .base import example, NEVER, Draft, Invalid, Rule, Valid
 from ._returns import local_assignments, returns_of
 from ._signature import def_span, view

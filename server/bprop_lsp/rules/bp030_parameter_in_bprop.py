@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ..engine.context import Context
 from ..engine.model import Related
-from ..engine.program import iter_own_nodes
+from ..engine.trees import iter_own_nodes
 from .base import example, GRAPH, Draft, Invalid, Rule, Valid
 from ._parameters import LAYER_PARAMETERS, child_cells, parameter_attrs
 from ._signature import def_span, view

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 from ..engine.context import Context
 from ..engine.model import Related
-from ..engine.program import iter_own_nodes, scope_of
+from ..engine.trees import iter_own_nodes, scope_of
 from .base import example, NEVER, Draft, Invalid, Rule, Valid
-from ..engine.values import never_taken
+from ..engine.conditions import never_taken
 from ._parameters import sets_internal_params, trainable_parameter_attrs
 from ._returns import anchor_span, returns_of
 from ._signature import view

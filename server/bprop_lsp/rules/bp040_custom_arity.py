@@ -2,11 +2,12 @@
 from __future__ import annotations
 
 from ..engine.context import Context, Signature
-from ..engine.mindspore_api import builtin_ops, getter_sites
+from ..engine.mindspore_api import builtin_ops
 from ..engine.model import Related
-from ..engine.param_edits import fresh, insert_after, is_dout_like, is_out_like, remove_params, used_names
-from ..engine.program import iter_own_nodes
 from ..engine.model import Fix
+from ..engine.param_edits import fresh, insert_after, is_dout_like, is_out_like, remove_params, used_names
+from ..engine.primitive_bprops import getter_sites
+from ..engine.trees import iter_own_nodes
 from .base import example, BOTH, GRAPH, Draft, Invalid, Rule, Valid
 
 

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from ..engine.context import Context
 from .base import Invalid, Rule, Valid
+from ._non_tuple import non_tuple_drafts
 from ._returns import custom_subjects
-from .bp020_non_tuple_return import non_tuple_drafts
 
 
 class CustomNonTuple(Rule):

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ..engine.context import Context
-from ..engine.program import iter_scope_nodes
+from ..engine.trees import iter_scope_nodes
 from .base import GRAPH, Draft, Invalid, Rule, Valid
 
 

@@ -3,7 +3,8 @@ Primitive."""
 from __future__ import annotations
 
 from ..engine.context import Context
-from ..engine.mindspore_api import inner_bprop, ops_with_cpp_bprop, primitive_classes_with_bprop, registrations
+from ..engine.mindspore_api import ops_with_cpp_bprop
+from ..engine.primitive_bprops import inner_bprop, primitive_classes_with_bprop, registrations
 from .base import NEVER, Draft, Invalid, Rule, Valid
 
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ..engine.context import Context
 from ..engine.model import Edit, Fix
-from ..engine.program import call_of
+from ..engine.trees import call_of
 from .base import BOTH, Draft, Invalid, Rule, Valid
 
 OLD_ROOT = "mindspore.ops._grad"

@@ -2,8 +2,10 @@
 from __future__ import annotations
 
 from ..engine.context import Context
+from ..engine.definitions import ClassInfo
 from ..engine.model import Related
-from ..engine.program import ClassInfo, Program, call_arguments, call_of, dotted, iter_scope_nodes
+from ..engine.program import Program
+from ..engine.trees import call_arguments, call_of, dotted, iter_scope_nodes
 from ._signature import def_span
 from .base import GRAPH, Draft, Invalid, Rule, Valid
 
