@@ -12,6 +12,7 @@ import pytest
 from bprop_lsp.checker import RULES, analyze
 from bprop_lsp.engine import Settings
 from bprop_lsp.engine import partial as P
+from bprop_lsp.engine.analysis import analyze_relevant
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "fixtures"))
@@ -185,7 +186,7 @@ def test_a_second_binding_of_a_called_name_is_kept():
 # ------------------------------------------------------------------------------------------- equality
 def same_findings(text: str, settings: Settings) -> bool:
     """Whether the partial parse (when it is used) gives the full parse's findings; True when it is used."""
-    partial = P.analyze_relevant(text, settings, rules=RULES, verify_fixes=True)
+    partial = analyze_relevant(text, settings, rules=RULES, verify_fixes=True)
     full = analyze(text, settings, with_syntax_errors=False)
     if partial is not None:
         assert comparable(partial) == comparable(full)

@@ -16,8 +16,9 @@ from pathlib import Path
 from bprop_lsp.checker import DocumentSession
 from bprop_lsp.engine import Settings
 from bprop_lsp.engine.context import Context
+from bprop_lsp.engine.definitions import ClassInfo, Member
 from bprop_lsp.engine.parsing import parse_text
-from bprop_lsp.engine.program import ClassInfo, Member, Program
+from bprop_lsp.engine.program import Program
 
 _spec = importlib.util.spec_from_file_location("model_corpus", Path(__file__).parent / "fixtures" / "model_corpus.py")
 model_corpus = importlib.util.module_from_spec(_spec)

@@ -1,10 +1,12 @@
-"""engine/values.py: module constants, never-taken branches; rules/_returns.py: the flow reading of a local."""
+"""engine/values.py: module constants; engine/conditions.py: never-taken branches; rules/_returns.py: the flow reading of a local."""
 from __future__ import annotations
 
 import parso
 
-from bprop_lsp.engine.program import Program, iter_scope_nodes
-from bprop_lsp.engine.values import int_literal, module_literal, never_taken
+from bprop_lsp.engine.conditions import never_taken
+from bprop_lsp.engine.program import Program
+from bprop_lsp.engine.trees import iter_scope_nodes
+from bprop_lsp.engine.values import int_literal, module_literal
 from bprop_lsp.rules._returns import local_assignments, returns_of
 
 

@@ -18,6 +18,8 @@ def rule_markdown(rule: Rule) -> str:
         parts += ["Valid" + (f" ({ex.note})" if ex.note else "") + ":", "", "```python", ex.code.rstrip(), "```", ""]
     for ex in rule.invalid:
         parts += ["Invalid" + (f" ({ex.note})" if ex.note else "") + ":", "", "```python", ex.code.rstrip(), "```", ""]
+        # What the rule reports on it, LINE:COLUMN as `bprop-lsp check` prints it (the test asserts exactly this).
+        parts += ["Reported:", "", "```text", *(f"{e.at}: {rule.code} {e.message}" for e in ex.expected()), "```", ""]
         if ex.fixed is not None:
             parts += ["After the fix:", "", "```python", ex.fixed.rstrip(), "```", ""]
     return "\n".join(parts)

@@ -1,6 +1,6 @@
 """The pure analysis core: text and rules in, findings (with exact spans and fixes) out. No LSP types.
 
-The engine imports no rule: every analysis is handed its rules (a sequence of ``Rule``, the protocol in model.py),
+The engine imports no rule: every analysis is handed its rules (a sequence of ``Rule``, the protocol in rule.py),
 as Fixit's engine is. ``bprop_lsp.checker`` is the engine with bprop-lsp's own rules (what the CLI, the server and
 the tests run: ``checker.analyze(text, settings)``, ``checker.DocumentSession()``).
 
@@ -29,7 +29,8 @@ _EXPORTS = {
     "analyze": "analysis",
     "apply_fix": "fixes", "fix_all": "fixes",
     "Applicability": "model", "Edit": "model", "Finding": "model", "Fix": "model", "Position": "model",
-    "Related": "model", "Rule": "model", "Severity": "model", "Span": "model",
+    "Related": "model", "Severity": "model", "Span": "model",
+    "Rule": "rule",
     "DocumentSession": "session",
     "Settings": "settings",
     "LineIndex": "text", "apply_edits": "text",

@@ -1,6 +1,6 @@
 """Run every enabled rule over one file and turn the rules' drafts into findings.
 
-The rules are handed in (``rules=``, a sequence of ``model.Rule``): the engine imports none
+The rules are handed in (``rules=``, a sequence of ``rule.Rule``): the engine imports none
 (``bprop_lsp.checker`` runs it with bprop-lsp's own). The engine, not the rules, decides severity (from the modes
 MindSpore fails in and the mode the file runs in), applies ``# noqa``, and re-checks every fix before offering it.
 """
@@ -16,11 +16,13 @@ from typing import Sequence
 from .cell_runs import cell_drafts
 from .context import Context, Signature
 from .modes import ModeModel, Modes, exactly
-from .model import Finding, Position, Related, Rule, Severity, Span
+from .model import Finding, Position, Related, Severity, Span
 from .parsing import POSITIONAL, ParsedDocument, parse_text, syntax_errors
 from .program import Program
+from .rule import Rule
 from .settings import Settings
 from .text import apply_edits
+from .zeros_like import zeros_like_spelling
 
 _log = logging.getLogger(__name__)
 # A noqa comment naming one of our codes (or a look-alike): the files where the review of noqa comments may report.
@@ -123,13 +125,38 @@ def analyze(text: str, settings: Settings = Settings(), *, rules: Sequence[Rule]
     """
     if compiles and not with_syntax_errors and not with_skeletons and "bprop" in text and not _REVIEWED_NOQA.search(text):
         # (A ``# noqa: BPxxx`` is reviewed wherever it stands, which the partial parse would not read.)
-        from .partial import analyze_relevant
-
         analysis = analyze_relevant(text, settings, rules=rules, verify_fixes=verify_fixes)
         if analysis is not None:
             return analysis
     return analyze_document(ParsedDocument(), text, settings, rules=rules, verify_fixes=verify_fixes,
                             with_syntax_errors=with_syntax_errors, with_skeletons=with_skeletons)
+
+
+def analyze_relevant(text: str, settings, *, rules, verify_fixes: bool):
+    """``analyze`` of ``text`` with ``rules`` (no syntax errors asked, no skeletons) from a parse of its
+    relevant statements only; None when that cannot be done with certainty (then the caller parses ``text`` in
+    full)."""
+    from .partial import kept_lines, masked_text  # (only the CLI's one-shot analyses need it)
+
+    masked = masked_text(text)
+    if masked is None:
+        return None
+    doc = ParsedDocument()
+    module = doc.parse_clean(masked)
+    if module is None:
+        return None  # not clean: the masking may be why; a full parse decides
+    analysis = _analyze_module(module, masked, settings, False, doc=doc, rules=rules)
+    if any(f.fix is not None for f in analysis.findings):
+        kept = kept_lines(text, masked)
+        for f in analysis.findings:
+            if f.fix is None:
+                continue
+            for edit in f.fix.edits:
+                if kept is None or edit.span.start.line not in kept or edit.span.end.line not in kept:
+                    return None
+        if verify_fixes:
+            _verify_fixes(analysis, masked, settings, doc, rules)
+    return analysis
 
 
 def analyze_document(doc: ParsedDocument, text: str, settings: Settings = Settings(), *, rules: Sequence[Rule],
@@ -229,7 +256,7 @@ def _analyze_module(module, text: str, settings: Settings, with_syntax_errors: b
             for draft in drafts:
                 codes = noqa.get(draft.span.start.line)
                 if codes and rule.code in codes:
-                    continue  # "# noqa: BP900" on the line silences the review itself
+                    continue  # a noqa naming the reviewing rule on the line silences the review itself
                 findings.append(Finding(code=rule.code, name=rule.name, message=draft.message,
                                         severity=Severity.WARNING, span=draft.span, url=rule.url(), fix=draft.fix,
                                         noqa_line=draft.span.start.line))
@@ -375,7 +402,7 @@ def _jit_gradient_functions(ctx: Context) -> list:
     """``@jit`` functions that take a gradient (bprop-rules.md, further behaviours 31)."""
     cached = ctx.__dict__.get("_jit_gradient_functions")
     if cached is None:
-        from .program import JIT_NAMES
+        from .mindspore_api import JIT_NAMES, is_mindspore
 
         cached = []
         p = ctx.program
@@ -388,7 +415,7 @@ def _jit_gradient_functions(ctx: Context) -> list:
                     candidates = facts["decorated_gradient_functions"] = [
                         fn for fn in fns if fn.name != "bprop" and fn.decorators and _function_takes_gradient(fn)]
                 for fn in candidates:
-                    if any(n and p.is_mindspore(p.resolve_dotted(n), JIT_NAMES, bare=("jit", "ms.jit", "ms_function"))
+                    if any(n and is_mindspore(p.resolve_dotted(n), JIT_NAMES, bare=("jit", "ms.jit", "ms_function"))
                            for n in fn.decorator_names):
                         cached.append(fn.node)
         ctx.__dict__["_jit_gradient_functions"] = cached
@@ -587,7 +614,7 @@ def _kept_hints(p: Program, fn, skip_self: bool, inputs) -> tuple[Hint, ...]:
 
 def _hints(p: Program, fn, positional, inputs) -> tuple[Hint, ...]:
     """``← x`` after each parameter, ``→ x`` after each entry of a returned tuple display."""
-    from .program import iter_own_nodes
+    from .trees import iter_own_nodes
 
     names = [*inputs, "out", "dout"]
     hints = []
@@ -625,8 +652,6 @@ def _skeletons(ctx: Context, classes=None) -> list[Skeleton]:
     if not p.text_contains("construct"):
         return out
     newline = p.index.newline()
-    from .skeletons import zeros_like_spelling  # (skeletons.py imports this module)
-
     for cls in (p.classes if classes is None else classes):
         if cls.node.type != "classdef":
             continue  # a class built by type() has no body to add a bprop to

@@ -27,8 +27,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .program import ClassInfo, Function, Member, _decorators_of, _dict_items, _display_items, _string_value, \
-    call_arguments, call_of, dotted, scope_of, unwrap_parens
+from .definitions import ClassInfo, Function, Member
+from .trees import (call_arguments, call_of, decorators_of, dict_items, display_items, dotted, scope_of, string_value,
+                    unwrap_parens)
 
 # The attributes whose late binding changes what a rule reads of a class.
 TRACKED = frozenset({"bprop", "construct"})
@@ -164,7 +165,7 @@ def _loop_iterations(program, loop):
     iterable = _display_of(program, iterable)
     if iterable is None:
         return names, None
-    pairs = _dict_items(iterable)
+    pairs = dict_items(iterable)
     if pairs is not None:
         if method == "items":
             return names, [("pair", k, v) for k, v in pairs]
@@ -173,7 +174,7 @@ def _loop_iterations(program, loop):
         if method in (None, "keys"):
             return names, [k for k, _ in pairs]
         return names, None
-    items = _display_items(iterable) if method is None else None
+    items = display_items(iterable) if method is None else None
     if items is None and method is None and iterable.type == "atom" and iterable.children[0] == "(" \
             and len(iterable.children) == 3 and iterable.children[1].type == "testlist_comp":
         items = [c for c in iterable.children[1].children if c != ","]
@@ -216,7 +217,7 @@ def _unpack(targets, element) -> dict | None:
         items = list(element[1:])
     else:
         node = unwrap_parens(element)
-        items = _display_items(node)
+        items = display_items(node)
         if items is None and node.type == "atom" and node.children[0] == "(" and len(node.children) == 3 \
                 and node.children[1].type == "testlist_comp":
             items = [c for c in node.children[1].children if c != ","]
@@ -273,7 +274,7 @@ def _read_binding(program, node, env: dict):
             return None  # (a TypeError when run)
         owner_node, name_node, value = positional
         name_node = _subst(name_node, env)
-        name = _string_value(name_node) if name_node.type == "string" else None
+        name = string_value(name_node) if name_node.type == "string" else None
         if name is not None and name not in TRACKED:
             return None
         owner = _owner_of(program, [owner_node], env)
@@ -476,7 +477,7 @@ def _class_defines(program, cls: ClassInfo, condition, env: dict) -> bool | None
     if condition.type == "comparison" and len(condition.children) == 3 \
             and condition.children[1].get_code().strip() in ("in", "not in") \
             and _own_namespace(condition.children[2], env):
-        key = _string_value(condition.children[0])
+        key = string_value(condition.children[0])
         if key is None:
             return None
         member = cls.members.get(key)
@@ -489,7 +490,7 @@ def _class_defines(program, cls: ClassInfo, condition, env: dict) -> bool | None
         positional, keywords, has_star = call_arguments(call[1])
         if len(positional) != 2 or keywords or has_star or not _class_reference(positional[0], env):
             return None
-        key = _string_value(positional[1])
+        key = string_value(positional[1])
         if key is None or program.has_unknown_base(cls):
             return None
         return any(not isinstance(k, str) and key in k.members for k in program.mro(cls))
@@ -509,11 +510,11 @@ def _class_member_copy(program, cls: ClassInfo, name: str, value, env: dict) -> 
         elif head.type == "name" and head.value == "getattr" and trailer.children[0] == "(":
             positional, keywords, has_star = call_arguments(trailer)
             if len(positional) == 2 and not keywords and not has_star and _class_reference(positional[0], env):
-                source = _string_value(positional[1])
+                source = string_value(positional[1])
     if source is None and value.type in ("power", "atom_expr") and len(value.children) == 3:
         head, first, last = value.children  # ``cls.__dict__["key"]`` / ``vars(cls)["key"]``
         if last.type == "trailer" and last.children[0] == "[" and _own_namespace_parts(head, first, env):
-            source, own = _string_value(last.children[1]), True
+            source, own = string_value(last.children[1]), True
     if source is None:
         return None
     if own:
@@ -540,7 +541,7 @@ def _decorated(program, found: Attached, cls: ClassInfo) -> None:
     parent = cls.node.parent
     if parent is None or parent.type != "decorated":
         return
-    for dec in reversed(_decorators_of(cls.node)):
+    for dec in reversed(decorators_of(cls.node)):
         expr = dec.children[1]
         call = call_of(expr)
         name = dotted(expr) if call is None else call[0]
@@ -690,7 +691,7 @@ def _in_namespace(condition, namespace: str, cls: ClassInfo):
     if condition.type == "comparison" and len(condition.children) == 3 \
             and condition.children[1].get_code().strip() == "in" \
             and condition.children[2].type == "name" and condition.children[2].value == namespace:
-        key = _string_value(condition.children[0])
+        key = string_value(condition.children[0])
         if key is not None:
             return key in cls.members
     return None
@@ -728,12 +729,12 @@ def _namespace_key(node, namespace: str, methods: tuple = ()) -> str | None:
     if not all(t.type == "trailer" for t in trailers):
         return None  # (``namespace ** 2``: a power, not a subscript)
     if len(trailers) == 1 and trailers[0].children[0] == "[":
-        return _string_value(trailers[0].children[1])
+        return string_value(trailers[0].children[1])
     if len(trailers) == 2 and methods and trailers[0].children[0] == "." \
             and trailers[0].children[1].value in methods and trailers[1].children[0] == "(":
         positional, keywords, has_star = call_arguments(trailers[1])
         if len(positional) == 1 and not keywords and not has_star:
-            return _string_value(positional[0])
+            return string_value(positional[0])
     return None
 
 
@@ -802,7 +803,7 @@ def _type_self_binding(small, me: str):
     head = unwrap_parens(positional[0])
     if not _is_type_of(getattr(head, "children", None) or [head], me):
         return None
-    return _string_value(positional[1]), positional[2]
+    return string_value(positional[1]), positional[2]
 
 
 def _is_type_of(parts: list, me: str) -> bool:
@@ -823,5 +824,5 @@ def may_bind_late(code: str, words: frozenset) -> bool:
 
 
 # ``.bprop =`` / ``.construct =`` (not ``==``, not ``.bprop_debug``, not a call ``.construct(x)``), on anything but
-# ``self`` (an instance attribute: BP011's, read from the class alone).
+# ``self`` (an instance attribute, read from the class alone: ``Context._instance_bound_bprop``).
 _ATTRIBUTE_ASSIGNED = re.compile(r"(?<!\bself)\.[ \t]*(?:bprop|construct)[ \t]*=(?!=)")

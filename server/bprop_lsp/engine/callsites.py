@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .program import ClassInfo, Program, call_arguments, call_of, callee_of, dotted, iter_scope_nodes
+from .definitions import ClassInfo
+from .program import Program
+from .trees import call_arguments, call_of, callee_of, dotted, iter_scope_nodes
 
 GRAD_TRANSFORMS = {"grad", "value_and_grad"}
 VJP_TRANSFORMS = {"vjp"}
@@ -237,7 +239,7 @@ _NOTHING = ("none",)
 def _factory_class_name(fn_node) -> str | None:
     """The class name every ``return`` of a function calls (``return Cls(...)``), when there is one and no
     ``yield``; None otherwise. Walks the function's own statements (an explicit stack: no recursion)."""
-    from .program import iter_own_nodes
+    from .trees import iter_own_nodes
 
     names = set()
     for node in iter_own_nodes(fn_node):

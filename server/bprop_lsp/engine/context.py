@@ -10,18 +10,11 @@ import re
 from dataclasses import dataclass
 from functools import cached_property
 
-from .program import (
-    scope_of,
-    CUSTOM_NAMES,
-    ClassInfo,
-    Function,
-    Member,
-    Program,
-    call_arguments,
-    call_of,
-    dotted,
-)
+from .definitions import ClassInfo, Function, Member
+from .mindspore_api import CUSTOM_NAMES, is_mindspore
+from .program import Program
 from .settings import Settings
+from .trees import call_arguments, call_of, dotted, scope_of
 from .values import Resolved, resolve_function
 
 
@@ -264,7 +257,8 @@ class Context:
         return (bprop, modes, resolved, construct, external, counted), from_defs
 
     def _is_partial(self, value) -> bool:
-        """``functools.partial(...)`` / ``partialmethod(...)``: no function MindSpore can read (BP012 speaks)."""
+        """``functools.partial(...)`` / ``partialmethod(...)``: no function MindSpore can read (unknown: a rule
+        may say so)."""
         call = call_of(value) if value.type in ("power", "atom_expr") else None
         return call is not None and bool(call[0]) and self.program.resolve_dotted(call[0]) in (
             "functools.partial", "functools.partialmethod")
@@ -406,7 +400,7 @@ class Context:
         init = p.lookup(cls, "__init__")
         if init is None or init.function is None or init.function.is_lambda or init.ambiguous:
             return None
-        from .program import iter_own_nodes
+        from .trees import iter_own_nodes
 
         assigned = []
         for k in p.mro(cls):
@@ -487,7 +481,7 @@ class Context:
 
     def _property_target(self, member: Member) -> Resolved | None:
         """``@property def bprop(self): return self._back``: the method the property hands back, bound."""
-        from .program import iter_own_nodes
+        from .trees import iter_own_nodes
 
         returns = [n for n in iter_own_nodes(member.function.node) if n.type == "return_stmt"]
         if len(returns) != 1 or len(returns[0].children) != 2:
@@ -507,7 +501,7 @@ class Context:
         init = p.lookup(cls, "__init__")
         if init is None or init.function is None or init.function.is_lambda:
             return None
-        from .program import iter_own_nodes
+        from .trees import iter_own_nodes
 
         found = None
         fn_node = init.function.node
@@ -521,7 +515,7 @@ class Context:
         for node in entry[1]:
             value = dotted(node.children[2])
             if found is not None or value is None or not value.startswith("self.") or value.count(".") != 1:
-                return None  # assigned twice, or not a bound method: BP011 speaks for it
+                return None  # assigned twice, or not a bound method: unknown
             target = p.lookup(cls, value[5:])
             if target is None or target.function is None or target.value is not None or target.ambiguous:
                 return None
@@ -538,7 +532,7 @@ class Context:
             c = call_of(node)
             if not c or not c[0]:
                 continue
-            if not p.is_mindspore(p.resolve_dotted(c[0]), CUSTOM_NAMES, bare=("ops.Custom", "Custom")):
+            if not is_mindspore(p.resolve_dotted(c[0]), CUSTOM_NAMES, bare=("ops.Custom", "Custom")):
                 continue
             positional, keywords, has_star = call_arguments(c[1])
             arguments = _bind_custom_arguments(positional, keywords)

@@ -6,8 +6,9 @@ from bisect import bisect_left, bisect_right
 from typing import Sequence
 
 from .analysis import Analysis, analyze_document
-from .model import Edit, Finding, Rule
+from .model import Edit, Finding
 from .parsing import ParsedDocument
+from .rule import Rule
 from .settings import Settings
 from .text import apply_edits
 

@@ -1,21 +1,109 @@
-"""What MindSpore 2.10 itself defines and how a file hooks into it.
+"""What MindSpore 2.10 itself defines: the qualified names of its Cell, Primitive, ``jit``, ``Parameter`` and
+``Custom`` (and what a resolved name is one of), the execution mode a ``set_context`` call sets, and what the wheel
+ships.
 
+* The names: ``is_mindspore(qualname, names)`` with the file's imports already applied (``Program.qualname``,
+  ``Program.resolve_dotted``); ``Program.is_cell``/``is_primitive`` follow a class's MRO to these.
 * Read from the data files that scripts/extract_mindspore_data.py derives from the wheel
   (``bprop_lsp/data/*.txt``; lru_cached, nothing imports MindSpore): built-in Primitive names, the ones with a
   C++ bprop, and the ``mindspore.nn`` Cell classes with their ``construct`` signatures.
-* Where a file gives a Primitive a Python bprop: ``get_bprop`` methods and ``bprop_getters``/``bprops``
-  registrations, with the op name each one is keyed by (what MindSpore looks the bprop up by).
+
+Where a file gives a Primitive a Python bprop (``get_bprop``, ``bprop_getters``) is ``primitive_bprops.py``'s.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
-from typing import Iterator
 
-from .program import BPROP_GETTER_REGISTRIES, ClassInfo, Function, Program, call_of, dotted, iter_scope_nodes
+from .trees import call_arguments, call_of
+
+CELL_NAMES = {"mindspore.nn.Cell", "mindspore.nn.cell.Cell", "mindspore.Cell"}
+PRIMITIVE_NAMES = {
+    f"mindspore.ops.{p}{name}"
+    for p in ("", "primitive.", "operations.")
+    for name in ("Primitive", "PrimitiveWithInfer", "PrimitiveWithCheck")
+} | {"mindspore.ops.primitive.Primitive", "mindspore.Primitive"}
+JIT_NAMES = {"mindspore.jit", "mindspore.common.api.jit", "mindspore.ms_function", "mindspore.common.jit"}
+PARAMETER_NAMES = {"mindspore.Parameter", "mindspore.common.parameter.Parameter", "mindspore.common.Parameter"}
+CUSTOM_NAMES = {"mindspore.ops.Custom", "mindspore.ops.operations.Custom", "mindspore.ops.operations.custom_ops.Custom"}
+BPROP_GETTER_REGISTRIES = {"bprop_getters", "bprops"}
+# Unimported spellings accepted verbatim (a snippet's ``nn.Cell`` with no import).
+CELL_BARE = ("nn.Cell", "Cell")
+PRIMITIVE_BARE = ("Primitive", "PrimitiveWithInfer", "PrimitiveWithCheck")
+
+# id of a name set -> (the set, the last parts of its names): read once per set (the sets are this module's
+# constants; bounded all the same, for a caller's own set).
+_LAST_PARTS: dict[int, tuple[set, set]] = {}
 
 
+def is_mindspore(qualname: str | None, names: set[str], *, bare: tuple[str, ...] = ()) -> bool:
+    """Whether the resolved dotted name ``qualname`` is one of MindSpore's ``names`` (or a re-export of one within
+    the ``mindspore`` namespace), or one of the ``bare`` spellings."""
+    if qualname is None:
+        return False
+    if qualname in names:
+        return True
+    # Re-exports: mindspore.nn.layer.x.Cell etc. are the same objects; compare the last part
+    # within the mindspore namespace only.
+    if qualname.startswith("mindspore."):
+        memo = _LAST_PARTS.get(id(names))
+        if memo is None or memo[0] is not names:
+            if len(_LAST_PARTS) > 64:
+                _LAST_PARTS.clear()
+            memo = _LAST_PARTS[id(names)] = (names, {n.rsplit(".", 1)[-1] for n in names})
+        if qualname.rsplit(".", 1)[-1] in memo[1]:
+            return True
+    # Unimported spellings in snippets (`nn.Cell` with no import) are accepted only verbatim.
+    return qualname in bare
+
+
+def is_cell_name(qualname: str | None) -> bool:
+    """``mindspore.nn.Cell`` itself (any of its spellings)."""
+    return is_mindspore(qualname, CELL_NAMES, bare=CELL_BARE)
+
+
+def is_primitive_name(qualname: str | None) -> bool:
+    """One of MindSpore's Primitive base classes (``Primitive``, ``PrimitiveWithInfer``, ``PrimitiveWithCheck``)."""
+    return is_mindspore(qualname, PRIMITIVE_NAMES, bare=PRIMITIVE_BARE)
+
+
+def is_nn_layer_name(qualname: str, imports: dict[str, str]) -> bool:
+    """Whether ``qualname`` (resolved through the file's ``imports``) is a class MindSpore ships in ``mindspore.nn``
+    (every one of them is a Cell): ``nn.ReLU``, ``nn.Dense`` …, not ``nn.Cell`` itself."""
+    if is_mindspore(qualname, CELL_NAMES):
+        return False
+    if qualname.startswith("nn.") and ("nn" in imports or qualname.count(".") != 1):
+        return False  # `nn` bound to something else
+    if is_nn_cell_qualname(qualname):
+        return True
+    # A public class of mindspore.nn the 2.10 data does not list (a newer release's layer): still a Cell.
+    return qualname.startswith("mindspore.nn.") and qualname.rsplit(".", 1)[-1][:1].isupper()
+
+
+
+def mode_settings_at(nodes: list) -> list[tuple[object, str]]:
+    """(the function it runs in, or None at module level; mode) of each ``set_context(mode=...)`` call among
+    ``nodes``."""
+    found = []
+    for node in nodes:
+        c = call_of(node)
+        if not c or not c[0] or not c[0].endswith("set_context"):
+            continue
+        _, kwargs, _ = call_arguments(c[1])
+        mode = kwargs.get("mode")
+        if mode is None:
+            continue
+        code = mode.get_code().strip()
+        value = "graph" if code.endswith("GRAPH_MODE") or code == "0" else (
+            "pynative" if code.endswith("PYNATIVE_MODE") or code == "1" else None)
+        if value is not None:
+            found.append((node.search_ancestor("funcdef"), value))
+    return found
+
+
+
+# ------------------------------------------------------------------------------------ what the wheel ships
 @dataclass(frozen=True)
 class ConstructSig:
     """The ``construct`` signature a MindSpore Cell class has (its own or inherited), ``self`` excluded."""
@@ -103,129 +191,3 @@ def nn_cell_signature(qualname: str | None) -> ConstructSig | None:
 def is_nn_cell_qualname(qualname: str | None) -> bool:
     """Whether ``qualname`` (a resolved dotted name such as ``mindspore.nn.ReLU``) is a MindSpore Cell class."""
     return nn_cell_signature(qualname) is not None
-
-
-# ------------------------------------------------------------------------------------ Primitive bprops in a file
-@dataclass(frozen=True)
-class Registration:
-    """``@<registry>.register(<key>)`` on ``getter``: ``key`` is the op name MindSpore looks it up by (None when
-    the argument cannot be resolved statically), ``local`` the file's own class when the key is one."""
-
-    getter: Function
-    registry: str  # "bprop_getters" (the function returns the bprop) or "bprops" (the function is the bprop)
-    target: str  # the argument as written
-    key: str | None
-    local: ClassInfo | None
-
-    @property
-    def bprop(self) -> Function | None:
-        """The function MindSpore calls as the bprop: the getter's inner ``bprop`` def, or the function itself."""
-        if self.registry == "bprops":
-            return self.getter
-        return inner_bprop(self.getter)
-
-
-def inner_bprop(getter: Function) -> Function | None:
-    """The nested ``def bprop`` a bprop getter returns (None when it builds it some other way)."""
-    for node in iter_scope_nodes(getter.body):
-        if node.type == "funcdef" and node.name.value == "bprop":
-            return Function(node, "bprop")
-    return None
-
-
-def primitive_classes_with_bprop(p: Program) -> list[ClassInfo]:
-    """The file's Primitive subclasses (not Cells) whose code mentions ``bprop``: the only ones a ``bprop`` or
-    ``get_bprop`` member can be read from. Read once per analysis (do not modify). (The mention, kept with the
-    class, is looked for first: resolving every class's bases on each keystroke costs more than the rules that
-    read the result.)"""
-    found = p.__dict__.get("_primitive_classes_with_bprop")
-    if found is None:
-        found = p.__dict__["_primitive_classes_with_bprop"] = [
-            # (``is_cell`` first: the Cell sites have asked it of these classes already)
-            cls for cls in p.classes if cls.mentions("bprop") and not p.is_cell(cls) and p.is_primitive(cls)]
-    return found
-
-
-def registrations(p: Program) -> Iterator[Registration]:
-    """Every ``@bprop_getters.register(X)`` / ``@bprops.register(X)`` decorator in the file."""
-    if not p.text_contains(".register"):
-        return
-    for _facts, fns in p.functions_by_statement():  # (in text order, whatever order the name table's keys are in)
-        for fn in fns:
-            for dec in fn.decorators:
-                expr = dec.children[1]
-                c = call_of(expr) if expr.type in ("power", "atom_expr") else None
-                if not c or not c[0] or not c[0].endswith(".register"):
-                    continue
-                registry = _registry_name(p, c[0][: -len(".register")])
-                if registry is None or len(c[1].children) < 3:
-                    continue
-                arg = c[1].children[1]
-                if arg.type == "arglist" or arg.type == "argument":
-                    continue  # several arguments or a keyword: not the registry's signature
-                target = arg.get_code().strip()
-                key, local = _op_key(p, arg, 0)
-                yield Registration(fn, registry, target, key, local)
-
-
-def getter_sites(p: Program) -> Iterator[tuple[ClassInfo, Function, Function | None]]:
-    """(Primitive class, getter function, inner bprop or None) for get_bprop methods and for
-    bprop_getters.register(Cls) where Cls is a Primitive class of this file."""
-    for cls in primitive_classes_with_bprop(p):
-        getter = cls.members.get("get_bprop")
-        if getter is not None and getter.function is not None and not getter.function.is_lambda:
-            yield cls, getter.function, inner_bprop(getter.function)
-    for reg in registrations(p):
-        if reg.local is not None and reg.registry == "bprop_getters" and p.is_primitive(reg.local):
-            yield reg.local, reg.getter, inner_bprop(reg.getter)
-
-
-def _registry_name(p: Program, text: str) -> str | None:
-    """"bprop_getters"/"bprops" when ``text`` names one of MindSpore's bprop registries (any import spelling)."""
-    leaf = text.rsplit(".", 1)[-1]
-    if leaf in BPROP_GETTER_REGISTRIES:
-        return leaf
-    full = p.resolve_dotted(text)
-    if full.startswith("mindspore.") and full.rsplit(".", 1)[-1] in BPROP_GETTER_REGISTRIES:
-        return full.rsplit(".", 1)[-1]  # `from ...grad_base import bprop_getters as bg`
-    return None
-
-
-def _op_key(p: Program, node, depth: int) -> tuple[str | None, ClassInfo | None]:
-    """The op name a registry key expression stands for: a string literal, a MindSpore op class, a class of
-    this file, or a module-level name bound once to one of those."""
-    if node.type == "strings" or (node.type == "string" and not _is_fstring(node)):
-        try:
-            value = node.children if node.type == "strings" else [node]
-            if any(_is_fstring(s) for s in value):
-                return None, None
-            from ast import literal_eval
-
-            text = literal_eval(node.get_code().strip())
-        except (ValueError, SyntaxError):
-            return None, None
-        return (text, None) if isinstance(text, str) else (None, None)
-    text = dotted(node)
-    if text is None:
-        return None, None
-    if "." not in text and text not in p.imports:
-        local = p.class_named(text)
-        if local is not None:
-            return local.name, local
-        values = p.assignments.get(text, [])
-        if len(values) == 1 and depth < 3:
-            return _op_key(p, values[0], depth + 1)
-        return None, None
-    full = p.resolve_dotted(text)
-    if full.startswith("mindspore.ops."):
-        return full.rsplit(".", 1)[-1], None
-    return None, None
-
-
-def _is_fstring(node) -> bool:
-    if node.type == "fstring":
-        return True
-    if node.type == "string":
-        prefix = node.value[: len(node.value) - len(node.value.lstrip("rRbBuUfF"))]
-        return "f" in prefix.lower() or "b" in prefix.lower()
-    return False

@@ -1,4 +1,4 @@
-"""Plain data the engine produces: findings, their ranges and their fixes.
+"""Plain data the engine produces: findings, their ranges and their fixes (what a rule is: ``rule.py``).
 
 No LSP types live here. Positions are 0-based lines and 0-based columns counted in
 Unicode code points (Python ``str`` indices into the line), with lines split the
@@ -9,10 +9,6 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterable, Protocol
-
-if TYPE_CHECKING:
-    from .context import Context
 
 
 class Severity(str, enum.Enum):
@@ -89,21 +85,3 @@ class Finding:
 
     def sort_key(self) -> tuple:
         return (self.span.start, self.code)
-
-
-class Rule(Protocol):
-    """What the engine needs of a rule (``bprop_lsp.rules.ALL_RULES`` holds such objects; the engine imports no
-    rule, every analysis is handed its rules).
-
-    ``check`` yields drafts: objects with ``span``, ``message``, ``fails_in`` (the modes MindSpore fails in),
-    ``fix``, ``related``, ``noqa_line`` and ``subject`` (see ``rules/base.py``'s ``Draft``); the engine turns them
-    into ``Finding``s (severity, ``# noqa``, fix checks). A rule whose ``scope`` is ``"cell"`` is run once per Cell
-    site (``cell_runs.py``: a document reads a Cell's drafts back while what the run read reads the same); any
-    other rule, or one without the attribute, runs once over the whole file."""
-
-    code: str  # e.g. "BP001"
-    name: str  # e.g. "bprop-missing-params"
-
-    def url(self) -> str: ...
-
-    def check(self, ctx: "Context") -> Iterable[Any]: ...

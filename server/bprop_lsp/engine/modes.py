@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .program import call_arguments, call_of
+from .trees import call_arguments, call_of
 
 GRAPH = "graph"
 PYNATIVE = "pynative"

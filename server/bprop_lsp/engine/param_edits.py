@@ -6,9 +6,10 @@ indentation (tabs stay tabs, CRLF stays CRLF), comments and annotations untouche
 """
 from __future__ import annotations
 
+from .definitions import Function, ParamInfo
 from .model import Edit, Position, Span
-from .program import Function, ParamInfo, iter_own_nodes
 from .text import LineIndex
+from .trees import iter_own_nodes
 
 DOUT_NAMES = {"dout", "d_out", "grad", "grads", "grad_out", "grad_output", "grad_outputs", "gradient", "dy", "gy",
               "g", "delta", "dz", "sens", "upstream", "grad_y", "dout_", "doutput", "d_output"}

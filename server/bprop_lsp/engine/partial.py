@@ -435,32 +435,4 @@ def kept_lines(text: str, masked: str) -> set[int] | None:
     return {i for i, (x, y) in enumerate(zip(a, b)) if x is y or x == y}
 
 
-def analyze_relevant(text: str, settings, *, rules, verify_fixes: bool):
-    """``analysis.analyze`` of ``text`` with ``rules`` (no syntax errors asked, no skeletons) from a parse of its
-    relevant statements only; None when that cannot be done with certainty (then the caller parses ``text`` in
-    full)."""
-    from .analysis import _analyze_module, _verify_fixes
-    from .parsing import ParsedDocument
-
-    masked = masked_text(text)
-    if masked is None:
-        return None
-    doc = ParsedDocument()
-    module = doc.parse_clean(masked)
-    if module is None:
-        return None  # not clean: the masking may be why; a full parse decides
-    analysis = _analyze_module(module, masked, settings, False, doc=doc, rules=rules)
-    if any(f.fix is not None for f in analysis.findings):
-        kept = kept_lines(text, masked)
-        for f in analysis.findings:
-            if f.fix is None:
-                continue
-            for edit in f.fix.edits:
-                if kept is None or edit.span.start.line not in kept or edit.span.end.line not in kept:
-                    return None
-        if verify_fixes:
-            _verify_fixes(analysis, masked, settings, doc, rules)
-    return analysis
-
-
-__all__ = ["Statement", "analyze_relevant", "masked_text", "read_statements", "relevant", "split_statements"]
+__all__ = ["Statement", "kept_lines", "masked_text", "read_statements", "relevant", "split_statements"]

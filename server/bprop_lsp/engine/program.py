@@ -1,418 +1,35 @@
-"""A static model of one Python file: imports, classes, their MRO within the file, and functions.
+"""A static model of one Python file: its whole-file tables (imports, classes, functions, assignments), what
+attribute lookup finds on its classes (MRO within the file, late bindings), and where words stand in its text.
 
-Everything here is read from the parso tree; nothing is imported or executed. What the model
-cannot resolve is reported as unknown (``None``), and the rules leave unknown shapes alone.
+Everything here is read from the parso tree; nothing is imported or executed. What the model cannot resolve is
+reported as unknown (``None``), and the rules leave unknown shapes alone. What a statement defines (functions,
+classes and their members) is ``definitions.py``'s, the tree helpers are ``trees.py``'s, MindSpore's own names
+``mindspore_api.py``'s.
 """
 from __future__ import annotations
 
 import bisect
+import builtins
 import operator
 import re
-import sys
 import weakref
-from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import compress, repeat
 from typing import Iterator, NamedTuple
 
 from parso.python import tree
 
+from .attached import attached_bindings, may_bind_late
+from .definitions import ClassInfo, Function, Member, SyntheticClass, import_bindings, name_assignments, scan_statements
+from .mindspore_api import is_cell_name, is_nn_layer_name, is_primitive_name, mode_settings_at
+from .model import Position, Span
 from .parsing import POSITIONAL  # statement facts under keys with this prefix hold positions
 from .text import LineIndex
+from .trees import (NodeView, call_arguments, call_of, decorators_of, dict_items, display_items, dotted,
+                    is_module_level, statement_code, statement_words, string_value)
 
 # A ``# noqa`` comment, bare or naming codes (analysis.py reads which lines they stand on).
 NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Za-z]+\d+(?:[\s,]+[A-Za-z]+\d+)*))?", re.IGNORECASE)
-CELL_NAMES = {"mindspore.nn.Cell", "mindspore.nn.cell.Cell", "mindspore.Cell"}
-PRIMITIVE_NAMES = {
-    f"mindspore.ops.{p}{name}"
-    for p in ("", "primitive.", "operations.")
-    for name in ("Primitive", "PrimitiveWithInfer", "PrimitiveWithCheck")
-} | {"mindspore.ops.primitive.Primitive", "mindspore.Primitive"}
-JIT_NAMES = {"mindspore.jit", "mindspore.common.api.jit", "mindspore.ms_function", "mindspore.common.jit"}
-PARAMETER_NAMES = {"mindspore.Parameter", "mindspore.common.parameter.Parameter", "mindspore.common.Parameter"}
-CUSTOM_NAMES = {"mindspore.ops.Custom", "mindspore.ops.operations.Custom", "mindspore.ops.operations.custom_ops.Custom"}
-BPROP_GETTER_REGISTRIES = {"bprop_getters", "bprops"}
-
-
-@dataclass
-class ParamInfo:
-    node: tree.Param
-    name: str
-    kind: str  # "posonly" | "positional" | "vararg" | "kwonly" | "varkw"
-    has_default: bool
-    annotated: bool
-
-    @property
-    def content_end(self) -> tuple[int, int]:
-        """End of the parameter itself, before its trailing comma (parso 1-based line)."""
-        children = [c for c in self.node.children if not (c.type == "operator" and c.value == ",")]
-        return children[-1].end_pos
-
-    @property
-    def start(self) -> tuple[int, int]:
-        return self.node.start_pos
-
-
-@dataclass(eq=False)
-class Function:
-    node: tree.Function | tree.Lambda
-    name: str
-    owner: "ClassInfo | None" = None
-    decorators: list[tree.BaseNode] = field(default_factory=list)
-
-    @property
-    def is_lambda(self) -> bool:
-        return self.node.type == "lambdef"
-
-    @cached_property
-    def params(self) -> list[ParamInfo]:
-        container = self.node.children[1] if self.node.type == "lambdef" else self.node.children[2]
-        children = container.children if self.node.type != "lambdef" else self.node.children[1:-2]
-        result: list[ParamInfo] = []
-        kwonly = False
-        for child in children:
-            if child.type == "operator":
-                if child.value == "*":
-                    kwonly = True
-                elif child.value == "/":
-                    for p in result:
-                        if p.kind == "positional":
-                            p.kind = "posonly"
-                continue
-            if child.type != "param":
-                continue
-            if child.star_count == 1:
-                kind = "vararg"
-                kwonly = True
-            elif child.star_count == 2:
-                kind = "varkw"
-            else:
-                kind = "kwonly" if kwonly else "positional"
-            result.append(ParamInfo(child, child.name.value, kind, child.default is not None,
-                                    child.annotation is not None))
-        return result
-
-    @property
-    def params_node(self):
-        """The parso node holding the parameter list (``parameters`` for a def)."""
-        return self.node.children[2] if self.node.type == "funcdef" else None
-
-    @property
-    def name_node(self):
-        return self.node.name if self.node.type == "funcdef" else None
-
-    @cached_property
-    def decorator_names(self) -> list[str]:
-        """Dotted source text of each decorator's callee (``ms.jit``, ``staticmethod`` …)."""
-        names = []
-        for dec in self.decorators:
-            expr = dec.children[1]
-            names.append(dotted(expr) or "")
-        return names
-
-    @property
-    def first_line(self) -> int:
-        """0-based line where MindSpore points for this function: its first decorator, else the def."""
-        if self.decorators:
-            return self.decorators[0].start_pos[0] - 1
-        return self.node.start_pos[0] - 1
-
-    @property
-    def def_line(self) -> int:
-        return self.node.start_pos[0] - 1
-
-    @property
-    def body(self):
-        return self.node.children[-1]
-
-
-@dataclass(eq=False)
-class Member:
-    """A class-body binding: a method, or an assignment such as ``bprop = lambda ...`` / ``bprop = None``."""
-
-    name: str
-    owner: "ClassInfo"
-    function: Function | None = None
-    value: tree.BaseNode | None = None  # right-hand side for assignments
-    node: tree.BaseNode | None = None  # the statement / funcdef
-    # Bound under a condition the engine cannot decide, where another branch (or an earlier binding) may win:
-    # which definition runs is unknown, so no finding may rest on this one.
-    ambiguous: bool = False
-    # The class-body bindings made before this one (what a name in ``value`` can refer to).
-    scope: dict | None = None
-    # Bound on the class after an instance exists (``type(self).bprop = f`` after ``super().__init__()``, a patch
-    # after ``net = Cls()``): GRAPH sees it, PYNATIVE does not (``attached.py``).
-    graph_only: bool = False
-
-
-def statement_code(facts: dict, top) -> str:
-    """A top-level statement's code (its prefix included), read once and kept with its facts."""
-    code = facts.get("code")
-    if code is None:
-        code = facts["code"] = top.get_code()
-    return code
-
-
-def statement_words(facts: dict, top) -> frozenset:
-    """The identifiers in a top-level statement's code, kept with its facts. (Interned: the same identifiers recur
-    in every statement and every document.)"""
-    words = facts.get("words")
-    if words is None:
-        words = facts["words"] = frozenset(map(sys.intern, _WORD.findall(statement_code(facts, top))))
-    return words
-
-
-def _weak(obj):
-    """A weak reference to ``obj`` (a callable giving None for None)."""
-    return weakref.ref(obj) if obj is not None else type(None)
-
-
-@dataclass(eq=False)
-class ClassInfo:
-    node: tree.Class
-    name: str
-
-    # The program the class was last read in, held weakly: a class's info is kept with its statement's facts for
-    # many versions (and by the rule memo), and must not keep old programs alive, each with its own text, line
-    # index and call index (measured: 4 MiB per 10,000-line document).
-    @property
-    def program(self) -> "Program | None":
-        ref = self.__dict__.get("_program")
-        return ref() if ref is not None else None
-
-    @program.setter
-    def program(self, program: "Program | None") -> None:
-        self.__dict__["_program"] = _weak(program)
-
-    @property
-    def members(self) -> dict[str, "Member"]:
-        """Class-body bindings (read on first use: most classes of a file are never looked into). Kept with the
-        class while its statement is untouched, unless a class-body condition was read against the program
-        (``if TYPE_CHECKING:`` …): those are re-read for each program."""
-        memo = self.__dict__.get("_members_memo")
-        if memo is None or (memo[0] and memo[1]() is not self.program):
-            self.__dict__["_members_reads_program"] = False
-            members = _class_members(self)
-            # (A weak reference: the memo lives with the statement's facts for many versions, and must not keep
-            # the program it was read in alive: its text, line index and call index.)
-            memo = self.__dict__["_members_memo"] = (self.__dict__["_members_reads_program"],
-                                                     _weak(self.program), members)
-        return memo[2]
-
-    def mentions(self, word: str) -> bool:
-        """Whether the class's code holds ``word`` (its code is read once, kept with the class, and so is each
-        answer: a keystroke asks it of every class in the file, and a scan of every class's code, mostly cold in
-        the CPU's caches by then, cost 1-4 ms of a keystroke in a 10,000-line file)."""
-        known = self.__dict__.get("_mentioned")
-        if known is None:
-            known = self.__dict__["_mentioned"] = {}
-        answer = known.get(word)
-        if answer is None:
-            answer = known[word] = word in self._class_code()
-        return answer
-
-    def _class_code(self) -> str:
-        code = self.__dict__.get("_code")
-        if code is None:
-            program = self.program
-            if program is not None and self.node.parent is program.module:
-                # a top-level class statement: its code is the statement's, which the program may have read already
-                code = statement_code(program.statement_facts(self.node), self.node)
-            else:
-                code = self.node.get_code()
-            self.__dict__["_code"] = code
-        return code
-
-    @cached_property
-    def base_texts(self) -> list[str | None]:
-        """Each base's dotted text, None where it is not a plain dotted name (a call, a subscript …)."""
-        texts = []
-        for base in self.bases:
-            text = dotted(base)
-            texts.append(None if text is None or call_of(base) is not None else text)
-        return texts
-
-    @property
-    def bases(self) -> list[tree.BaseNode]:
-        arglist = self.node.get_super_arglist()
-        if arglist is None:
-            return []
-        if arglist.type == "arglist":
-            items = [c for c in arglist.children if c.type != "operator"]
-        else:
-            items = [arglist]
-        # keyword arguments (metaclass=...) are not bases
-        return [i for i in items if not (i.type == "argument" and len(i.children) == 3 and i.children[1] == "=")]
-
-
-@dataclass(eq=False)
-class SyntheticClass(ClassInfo):
-    """A class built by ``type(name, bases, namespace)``: its bases and its namespace dict are read like a class
-    statement's; ``node`` is the ``type(...)`` call."""
-
-    base_nodes: list = field(default_factory=list)
-    namespace: list = field(default_factory=list)  # (key string node, value node)
-
-    @property
-    def bases(self) -> list:
-        return self.base_nodes
-
-    @cached_property
-    def members(self) -> dict[str, "Member"]:
-        members: dict[str, Member] = {}
-        for key, value in self.namespace:
-            name = _string_value(key)
-            if name is None:
-                continue
-            member = Member(name, self, value=value, node=value, scope={})
-            if value.type == "lambdef":
-                member.function = Function(value, name, owner=self)
-            members[name] = member
-        return members
-
-
-def _string_value(node) -> str | None:
-    import ast
-
-    if node.type != "string":
-        return None
-    try:
-        value = ast.literal_eval(node.value)
-    except (ValueError, SyntaxError):
-        return None
-    return value if isinstance(value, str) and value.isidentifier() else None
-
-
-def dotted(node) -> str | None:
-    """``a.b.c`` for a Name/attribute chain (calls stripped: ``ms.jit(...)`` → ``ms.jit``), else None."""
-    if node is None:
-        return None
-    if node.type == "name":
-        return node.value
-    if node.type in ("power", "atom_expr"):
-        parts = []
-        children = node.children
-        if children[0] == "await":
-            return None
-        first = children[0]
-        if first.type != "name":
-            return None
-        parts.append(first.value)
-        for trailer in children[1:]:
-            if trailer.type != "trailer":
-                return None
-            if trailer.children[0] == ".":
-                parts.append(trailer.children[1].value)
-            elif trailer.children[0] == "(" and trailer is children[-1]:
-                break
-            else:
-                return None
-        return ".".join(parts)
-    if node.type == "dotted_name":
-        return "".join(c.value for c in node.children)
-    return None
-
-
-def scope_of(node):
-    """The function, lambda, class or module whose scope ``node`` is in."""
-    parent = node.parent
-    while parent is not None and parent.type not in ("funcdef", "classdef", "file_input", "lambdef"):
-        parent = parent.parent
-    return parent
-
-
-def unwrap_parens(node):
-    """``((x))`` -> ``x`` (a parenthesised tuple display stays as it is)."""
-    while node.type == "atom" and node.children[0] == "(" and len(node.children) == 3 and node.children[1].type != "testlist_comp":
-        node = node.children[1]
-    return node
-
-
-def is_within(outer, node) -> bool:
-    """Whether ``node`` is ``outer`` or lies inside it."""
-    while node is not None:
-        if node is outer:
-            return True
-        node = node.parent
-    return False
-
-
-def iter_scope_nodes(node) -> Iterator:
-    """Every node below ``node`` (depth first)."""
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        yield n
-        children = getattr(n, "children", None)
-        if children:
-            stack.extend(reversed(children))
-
-
-def iter_own_nodes(function_node) -> Iterator:
-    """Nodes of a function body, not descending into nested functions, lambdas or classes."""
-    stack = list(reversed(function_node.children[-1].children)) if hasattr(function_node.children[-1], "children") else [function_node.children[-1]]
-    while stack:
-        n = stack.pop()
-        yield n
-        if n.type in ("funcdef", "lambdef", "classdef", "async_funcdef"):
-            continue
-        children = getattr(n, "children", None)
-        if children:
-            stack.extend(reversed(children))
-
-
-def call_of(node):
-    """(callee dotted name, arglist trailer) if ``node`` is a call ``f(...)``, else None."""
-    if node.type not in ("power", "atom_expr"):
-        return None
-    last = node.children[-1]
-    if last.type != "trailer" or last.children[0] != "(":
-        return None
-    callee = dotted(callee_of(node))
-    return callee, last
-
-
-def callee_of(node):
-    """The expression a call node calls: all its trailers but the last (a light view when several remain)."""
-    children = node.children[:-1]
-    if len(children) == 1:
-        return children[0]
-    # Rebuild a light-weight view: dotted() only reads .type/.children.
-    return NodeView(node.type, children)
-
-
-@dataclass
-class NodeView:
-    """Some of a node's children seen as a node of its type: what ``dotted``/``call_of`` read (``.type``,
-    ``.children``). ``a.b(x)`` without its call is ``a.b``; ``Cls(a)(x)`` without the last call is ``Cls(a)``."""
-
-    type: str
-    children: list
-
-
-def call_arguments(trailer) -> tuple[list, dict[str, tree.BaseNode], bool]:
-    """(positional args, keyword args, has_star) of a call trailer ``( ... )``."""
-    positional: list = []
-    keywords: dict = {}
-    has_star = False
-    if len(trailer.children) < 3:
-        return positional, keywords, has_star
-    inner = trailer.children[1]
-    items = [c for c in inner.children if not (c.type == "operator" and c.value == ",")] if inner.type == "arglist" else [inner]
-    for item in items:
-        if item.type == "argument":
-            if item.children[0] in ("*", "**"):
-                has_star = True
-            elif len(item.children) >= 3 and item.children[1] == "=":
-                if item.children[0].type == "name":  # error recovery also reads ``a.b=1`` as an argument
-                    keywords[item.children[0].value] = item.children[2]
-            else:
-                positional.append(item)  # generator argument
-        elif item.type == "operator":
-            continue
-        else:
-            positional.append(item)
-    return positional, keywords, has_star
 
 
 class StatementDelta(NamedTuple):
@@ -535,7 +152,7 @@ def _resolution_signature(entry: tuple) -> tuple:
         signature = facts["resolution_signature"] = (
             tuple(c.name for c in entry[1][1]),
             tuple((name, dotted(value) if call_of(value) is None else None)
-                  for name, value in _assignment_pairs(entry) if _is_module_level(value)))
+                  for name, value in _assignment_pairs(entry) if is_module_level(value)))
     return signature
 
 
@@ -553,7 +170,7 @@ def _assignment_pairs(entry: tuple) -> list:
     facts = entry[2]
     pairs = facts.get("assignments")
     if pairs is None:
-        pairs = facts["assignments"] = _name_assignments(entry[1][3])
+        pairs = facts["assignments"] = name_assignments(entry[1][3])
     return pairs
 
 
@@ -562,7 +179,7 @@ def _functions_of(entry: tuple) -> list:
     facts = entry[2]
     fns = facts.get("functions")
     if fns is None:
-        fns = facts["functions"] = [Function(node, node.name.value, decorators=_decorators_of(node))
+        fns = facts["functions"] = [Function(node, node.name.value, decorators=decorators_of(node))
                                     for node in entry[1][2]]
     return fns
 
@@ -631,7 +248,7 @@ class Program:
         for child in self.module.children:
             entry = cache.get(id(child))
             if entry is None or entry[0] is not child:
-                entry = (child, _scan_statements(child), {})
+                entry = (child, scan_statements(child), {})
                 if lines is not None:
                     # A statement read afresh (the one an edit touched): its code is the text from where the one
                     # before ends to where it ends (parso's tree is lossless), whole lines when both are at a line's
@@ -739,15 +356,15 @@ class Program:
             if len(positional) != 3 or keywords or has_star:
                 continue
             name_node, bases_node, ns_node = positional
-            name = _string_value(name_node)
+            name = string_value(name_node)
             if name is None and name_node.type == "name":
                 # ``type(_name, ...)`` in a loop or a comprehension: one class per name, all alike (named here by
                 # the expression, which no class statement can be called)
                 name = f"type({name_node.value})"
-            bases = _display_items(bases_node)
+            bases = display_items(bases_node)
             if name is None or bases is None:
                 continue
-            namespace = _dict_items(ns_node)
+            namespace = dict_items(ns_node)
             if namespace is None:
                 continue
             found.append(SyntheticClass(node, name, bases, namespace))
@@ -1020,8 +637,6 @@ class Program:
     def binds(self, name: str, inside) -> bool:
         """Whether the module (or any scope in it) or Python's builtins bind ``name``; occurrences within the
         node ``inside`` do not count. Cheap when the name appears nowhere else in the text (the common case)."""
-        import builtins
-
         if hasattr(builtins, name):
             return True
         # A fix asks for every name a function reads: the counts, the function's code and the names bound are
@@ -1197,23 +812,6 @@ class Program:
             return f"{full}.{rest}" if rest else full
         return text
 
-    def is_mindspore(self, qualname: str | None, names: set[str], *, bare: tuple[str, ...] = ()) -> bool:
-        if qualname is None:
-            return False
-        if qualname in names:
-            return True
-        # Re-exports: mindspore.nn.layer.x.Cell etc. are the same objects; compare the last part
-        # within the mindspore namespace only.
-        if qualname.startswith("mindspore."):
-            # the last parts of ``names``, read once per analysis (names are the module's constant sets)
-            memo = self._last_parts.get(id(names))
-            if memo is None or memo[0] is not names:
-                memo = self._last_parts[id(names)] = (names, {n.rsplit(".", 1)[-1] for n in names})
-            if qualname.rsplit(".", 1)[-1] in memo[1]:
-                return True
-        # Unimported spellings in snippets (`nn.Cell` with no import) are accepted only verbatim.
-        return qualname in bare
-
     @cached_property
     def classes_by_name(self) -> dict[str, list[ClassInfo]]:
         delta = self.delta
@@ -1309,7 +907,7 @@ class Program:
         local = self.class_named(text)
         if local is not None:
             return local
-        values = [v for v in self.assignments.get(text, []) if _is_module_level(v)]
+        values = [v for v in self.assignments.get(text, []) if is_module_level(v)]
         if len(values) == 1 and depth < 8:
             alias = dotted(values[0])
             if alias is not None and call_of(values[0]) is None and alias != text:
@@ -1318,36 +916,19 @@ class Program:
         return text
 
     def _is_cell(self, cls: ClassInfo) -> bool:
-        return any(isinstance(k, str) and (self.is_mindspore(k, CELL_NAMES, bare=("nn.Cell", "Cell")) or self.is_nn_layer(k))
-                   for k in self.mro(cls))
-
-    @cached_property
-    def _last_parts(self) -> dict:
-        return {}
+        return any(isinstance(k, str) and (is_cell_name(k) or self.is_nn_layer(k)) for k in self.mro(cls))
 
     def is_nn_layer(self, qualname: str) -> bool:
         """A class MindSpore ships in ``mindspore.nn`` (every one of them is a Cell): ``nn.ReLU``, ``nn.Dense`` …"""
         memo = self._nn_layer_memo
         found = memo.get(qualname)
         if found is None:
-            found = memo[qualname] = self._is_nn_layer(qualname)
+            found = memo[qualname] = is_nn_layer_name(qualname, self.imports)
         return found
 
     @cached_property
     def _nn_layer_memo(self) -> dict:
         return self._carried("_nn_layer_memo")
-
-    def _is_nn_layer(self, qualname: str) -> bool:
-        from .mindspore_api import is_nn_cell_qualname
-
-        if self.is_mindspore(qualname, CELL_NAMES):
-            return False
-        if qualname.startswith("nn.") and ("nn" in self.imports or qualname.count(".") != 1):
-            return False  # `nn` bound to something else
-        if is_nn_cell_qualname(qualname):
-            return True
-        # A public class of mindspore.nn the 2.10 data does not list (a newer release's layer): still a Cell.
-        return qualname.startswith("mindspore.nn.") and qualname.rsplit(".", 1)[-1][:1].isupper()
 
     def is_primitive(self, cls: ClassInfo) -> bool:
         memo = self._is_primitive_cache
@@ -1361,19 +942,16 @@ class Program:
         return self._carried("_is_primitive_cache")
 
     def _is_primitive(self, cls: ClassInfo) -> bool:
-        return any(
-            isinstance(k, str) and self.is_mindspore(k, PRIMITIVE_NAMES, bare=("Primitive", "PrimitiveWithInfer", "PrimitiveWithCheck"))
-            for k in self.mro(cls)
-        )
+        return any(isinstance(k, str) and is_primitive_name(k) for k in self.mro(cls))
 
     def has_unknown_base(self, cls: ClassInfo) -> bool:
         """A base we cannot see into (an unresolved name that is not MindSpore's Cell/Primitive/object)."""
         for k in self.mro(cls):
             if isinstance(k, str) and not (
                 k == "object"
-                or self.is_mindspore(k, CELL_NAMES, bare=("nn.Cell", "Cell"))
+                or is_cell_name(k)
                 or self.is_nn_layer(k)
-                or self.is_mindspore(k, PRIMITIVE_NAMES, bare=("Primitive", "PrimitiveWithInfer", "PrimitiveWithCheck"))
+                or is_primitive_name(k)
             ):
                 return True
         return False
@@ -1404,9 +982,7 @@ class Program:
             if isinstance(k, str):
                 if name != "bprop" and self.is_nn_layer(k):
                     return None  # a built-in layer's own construct etc.: see external_owner
-                if k == "object" or self.is_mindspore(k, CELL_NAMES, bare=("nn.Cell", "Cell")) or self.is_mindspore(
-                    k, PRIMITIVE_NAMES, bare=("Primitive", "PrimitiveWithInfer", "PrimitiveWithCheck")
-                ):
+                if k == "object" or is_cell_name(k) or is_primitive_name(k):
                     continue
                 return None
             late = self.attached.member(k, name) if self.attached.touches(k) else None
@@ -1422,8 +998,6 @@ class Program:
     def has_late_sources(self) -> bool:
         """Whether a statement of the file may bind a class's attributes after its class statement (read from each
         statement's words once, kept with its facts)."""
-        from .attached import may_bind_late
-
         found = False
         for top, _scan, facts in self._entries:
             source = facts.get("late_source")
@@ -1441,8 +1015,6 @@ class Program:
     @cached_property
     def attached(self):
         """What the file binds on its classes after their ``class`` statements (``attached.py``)."""
-        from .attached import attached_bindings
-
         return attached_bindings(self)
 
     def external_owner(self, cls: ClassInfo, name: str) -> str | None:
@@ -1462,14 +1034,14 @@ class Program:
             return found
         by_statement = self._word_statements("set_context")
         if by_statement is None:
-            found = _mode_settings_at(self.nodes_matching("set_context", ("power", "atom_expr")))
+            found = mode_settings_at(self.nodes_matching("set_context", ("power", "atom_expr")))
         else:
             found = []
             for entry in by_statement:
                 # read once per statement (what a set_context call sets, and the function it runs in, lie within it)
                 settings = entry[0].get("mode_settings")
                 if settings is None:
-                    settings = entry[0]["mode_settings"] = _mode_settings_at(
+                    settings = entry[0]["mode_settings"] = mode_settings_at(
                         self._nodes_in([entry], "set_context", ("power", "atom_expr")))
                 found += settings
         self.__dict__["_mode_settings"] = found
@@ -1585,8 +1157,6 @@ class Program:
         return carried
 
     def span(self, node_or_start, end=None):
-        from .model import Position, Span
-
         if end is None:
             start, end = node_or_start.start_pos, node_or_start.end_pos
         else:
@@ -1617,266 +1187,12 @@ class _ProgramLineIndex(LineIndex):
         return super().offset(pos)
 
 
-def _mode_settings_at(nodes: list) -> list[tuple[object, str]]:
-    """(the function it runs in, or None at module level; mode) of each ``set_context(mode=...)`` call among
-    ``nodes``."""
-    found = []
-    for node in nodes:
-        c = call_of(node)
-        if not c or not c[0] or not c[0].endswith("set_context"):
-            continue
-        _, kwargs, _ = call_arguments(c[1])
-        mode = kwargs.get("mode")
-        if mode is None:
-            continue
-        code = mode.get_code().strip()
-        value = "graph" if code.endswith("GRAPH_MODE") or code == "0" else (
-            "pynative" if code.endswith("PYNATIVE_MODE") or code == "1" else None)
-        if value is not None:
-            found.append((node.search_ancestor("funcdef"), value))
-    return found
-
-
-_STATEMENT_CONTAINERS = {
-    "file_input", "suite", "simple_stmt", "classdef", "funcdef", "async_funcdef", "async_stmt", "decorated",
-    "if_stmt", "for_stmt", "while_stmt", "try_stmt", "with_stmt", "match_stmt", "case_block", "error_node",
-}
-
-
-def _scan_statements(root) -> tuple[list, list, list, list]:
-    """(imports, classes, funcdefs, assignment statements) under ``root``, walking statements only:
-    imports, classes, functions and assignments are all statements, so the walk never descends into
-    expressions (most of a file's nodes). Error nodes may hold statements."""
-    imports: list = []
-    classes: list = []
-    funcdefs: list = []
-    assignments: list = []
-    stack = [root]
-    pop, extend, containers = stack.pop, stack.extend, _STATEMENT_CONTAINERS
-    while stack:
-        node = pop()
-        t = node.type
-        if t == "expr_stmt":
-            assignments.append(node)
-        elif t in containers:
-            if t == "funcdef":
-                funcdefs.append(node)
-                extend(node.children[-1:])  # the body; parameters and annotations hold no statements
-            elif t == "classdef":
-                classes.append(ClassInfo(node, node.name.value))
-                extend(node.children[-1:])
-            else:
-                extend(reversed(node.children))
-        elif t in ("import_name", "import_from"):
-            imports.append(node)
-    return imports, classes, funcdefs, assignments
-
-
-def import_bindings(node) -> list[tuple[str, str]]:
-    """(local name, full dotted name) for each name an ``import``/``from ... import`` statement binds (``import
-    a.b`` binds ``a`` to ``a``); none for a relative import. A half-typed statement: what was read so far."""
-    out: list[tuple[str, str]] = []
-    try:
-        if node.type == "import_name":
-            for name, path in zip(node.get_defined_names(), node.get_paths()):
-                full = ".".join(p.value for p in path)
-                if name.value == path[0].value and len(path) > 1 and not _is_aliased(node, name):
-                    out.append((name.value, path[0].value))  # `import a.b` binds `a`
-                else:
-                    out.append((name.value, full))
-        else:
-            if node.level:
-                return out
-            for name, path in zip(node.get_defined_names(), node.get_paths()):
-                out.append((name.value, ".".join(p.value for p in path)))
-    except (AttributeError, IndexError, ValueError):
-        pass
-    return out
-
-
-def _name_assignments(statements: list) -> list[tuple[str, object]]:
-    """(name, value) for each ``name = value`` target among assignment statements, in order."""
-    pairs = []
-    for node in statements:
-        if len(node.children) < 3 or node.children[1] != "=":
-            continue
-        value = node.children[-1]
-        for target in node.children[:-1:2]:
-            if target.type == "name":
-                pairs.append((target.value, value))
-    return pairs
-
-
-def _class_members(info: "ClassInfo") -> dict[str, "Member"]:
-    """What the class body leaves bound, statement by statement as Python runs it: under an ``if`` whose condition
-    is known only the taken branch counts; under an unknown one a name bound in one branch and also elsewhere
-    (another branch, or before) is ambiguous. ``try`` bodies count, their handlers are alternatives."""
-    members: dict[str, Member] = {}
-    _bind_suite(info, info.node.children[-1], members, conditional=False)
-    return members
-
-
-def _bind_suite(info, suite, members: dict, conditional: bool) -> None:
-    children = suite.children if suite.type == "suite" else [suite]
-    for child in children:
-        _bind_statement(info, child, members, conditional)
-
-
-def _bind_statement(info, node, members: dict, conditional: bool) -> None:
-    t = node.type
-    if t == "simple_stmt":
-        for c in node.children:
-            if c.type not in ("newline", "operator"):
-                _bind_statement(info, c, members, conditional)
-    elif t == "decorated":
-        _bind_statement(info, node.children[-1], members, conditional)
-    elif t in ("funcdef", "async_funcdef", "async_stmt"):
-        fn_node = node if t == "funcdef" else next((c for c in node.children if c.type == "funcdef"), None)
-        if fn_node is None:
-            return
-        fn = Function(fn_node, fn_node.name.value, owner=info, decorators=_decorators_of(fn_node))
-        members[fn.name] = Member(fn.name, info, function=fn, node=fn_node, scope=dict(members))
-    elif t == "classdef":
-        members[node.name.value] = Member(node.name.value, info, node=node, scope=dict(members))
-    elif t == "expr_stmt" and len(node.children) >= 3 and node.children[1] == "=":
-        value = node.children[-1]
-        for target in node.children[:-1:2]:
-            if target.type == "name":
-                member = Member(target.value, info, value=value, node=node, scope=dict(members))
-                if value.type == "lambdef":
-                    member.function = Function(value, target.value, owner=info)
-                members[target.value] = member
-    elif t == "if_stmt":
-        _bind_if(info, node, members)
-    elif t == "try_stmt":
-        _bind_try(info, node, members)
-
-
-def _bind_if(info, node, members: dict) -> None:
-    from .values import const_truth
-
-    program = info.program
-    info.__dict__["_members_reads_program"] = True
-    branches = []  # (condition or None for else, suite)
-    children = node.children
-    i = 0
-    while i < len(children):
-        c = children[i]
-        if c in ("if", "elif"):
-            branches.append((children[i + 1], children[i + 3]))
-            i += 4
-        elif c == "else":
-            branches.append((None, children[i + 2]))
-            i += 3
-        else:
-            i += 1
-    possible = []  # suites that may run, in order; a known-true condition (or ``else``) ends the chain
-    exhaustive = False
-    for condition, suite in branches:
-        truth = True if condition is None else (const_truth(program, condition) if program is not None else None)
-        if truth is False:
-            continue
-        possible.append(suite)
-        if truth is True:
-            exhaustive = True
-            break
-    if exhaustive and len(possible) == 1:
-        _bind_suite(info, possible[0], members, conditional=False)
-        return
-    # Each possible branch, bound separately; then merged: a name bound by exactly one alternative (and by
-    # nothing before that could survive) keeps that binding, anything else is ambiguous.
-    alternatives = []
-    for suite in possible:
-        bound: dict = {}
-        _bind_suite(info, suite, bound, conditional=True)
-        alternatives.append(bound)
-    _merge_alternatives(members, alternatives, fallthrough=not exhaustive)
-
-
-def _bind_try(info, node, members: dict) -> None:
-    body = None
-    handlers = []
-    tail = []  # else / finally suites: run after the body (else) or always (finally)
-    children = node.children
-    for i, c in enumerate(children):
-        if c == "try":
-            body = children[i + 2]
-        elif getattr(c, "type", None) == "except_clause" or c == "except":
-            handlers.append(children[i + 2])
-        elif c in ("else", "finally"):
-            tail.append(children[i + 2])
-    alternatives = []
-    if body is not None:
-        bound: dict = {}
-        _bind_suite(info, body, bound, conditional=True)
-        alternatives.append(bound)
-    for suite in handlers:
-        bound = {}
-        _bind_suite(info, suite, bound, conditional=True)
-        alternatives.append(bound)
-    if len(alternatives) == 1:
-        members.update(alternatives[0])
-    else:
-        _merge_alternatives(members, alternatives, fallthrough=False)
-    for suite in tail:
-        _bind_suite(info, suite, members, conditional=False)
-
-
-def _merge_alternatives(members: dict, alternatives: list, fallthrough: bool) -> None:
-    names = {n for alt in alternatives for n in alt}
-    for name in names:
-        binders = [alt[name] for alt in alternatives if name in alt]
-        candidates = len(binders) + (1 if name in members and (fallthrough or len(binders) < len(alternatives)) else 0)
-        member = binders[-1]
-        if candidates > 1:
-            member.ambiguous = True
-        members[name] = member
-
-
-def _display_items(node) -> list | None:
-    """Items of a tuple/list display ``(a, b)`` / ``(a,)`` / ``[a]``."""
-    if node.type != "atom" or node.children[0] not in ("(", "[") or len(node.children) != 3:
-        return None
-    inner = node.children[1]
-    if inner.type == "testlist_comp":
-        if any(c.type in ("comp_for", "sync_comp_for") for c in inner.children):
-            return None
-        return [c for c in inner.children if c != ","]
-    return [inner] if node.children[0] == "[" else None
-
-
-def _dict_items(node) -> list | None:
-    """(key, value) pairs of a dict display ``{"k": v, ...}``; None for anything else (``**spread`` included)."""
-    if node.type != "atom" or node.children[0] != "{":
-        return None
-    if len(node.children) == 2:
-        return []
-    inner = node.children[1]
-    if inner.type != "dictorsetmaker":
-        return None
-    children = [c for c in inner.children if c != ","]
-    if any(c == "**" for c in inner.children) or len(children) % 3:
-        return None
-    return [(children[i], children[i + 2]) for i in range(0, len(children), 3) if children[i + 1] == ":"]
-
-
-def _is_module_level(node) -> bool:
-    parent = node.parent
-    while parent is not None:
-        if parent.type in ("funcdef", "classdef", "lambdef"):
-            return False
-        if parent.type == "file_input":
-            return True
-        parent = parent.parent
-    return False
-
 
 def _is_ident_char(ch: str) -> bool:
     return ch.isalnum() or ch == "_"
 
 
 # Runs of identifier characters (``\w`` is exactly ``_is_ident_char``).
-_WORD = re.compile(r"\w+")
 
 
 def _word_hits(facts: dict, word: str) -> list[int]:
@@ -1900,44 +1216,6 @@ def _identifier_offsets(text: str, word: str) -> list[int]:
         start = text.find(word, end)
     return offsets
 
-
-def _is_aliased(node, name) -> bool:
-    return any(c.type == "dotted_as_name" and c.children[-1] is name for c in iter_scope_nodes(node))
-
-
-def _decorators_of(funcdef) -> list:
-    parent = funcdef.parent
-    if parent is not None and parent.type == "decorated":
-        dec = parent.children[0]
-        if dec.type == "decorator":
-            return [dec]
-        if dec.type == "decorators":
-            return list(dec.children)
-    return []
-
-
-def _class_body_statements(suite) -> Iterator:
-    """Statements directly in a class body, looking through decorators and ``if`` blocks."""
-    children = suite.children if suite.type == "suite" else [suite]
-    for child in children:
-        yield from _unwrap_statement(child)
-
-
-def _unwrap_statement(node) -> Iterator:
-    t = node.type
-    if t == "simple_stmt":
-        for c in node.children:
-            if c.type not in ("newline", "operator"):
-                yield c
-    elif t == "decorated":
-        yield node.children[-1]
-    elif t in ("funcdef", "expr_stmt", "classdef"):
-        yield node
-    elif t in ("if_stmt", "try_stmt"):
-        for c in node.children:
-            if c.type == "suite":
-                for s in c.children:
-                    yield from _unwrap_statement(s)
 
 
 def _c3_merge(seqs: list[list]) -> list:

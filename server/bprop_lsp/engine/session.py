@@ -8,7 +8,7 @@
     session.close()
 
 ``analyze()`` (analysis.py) is the one-shot form for the CLI: a scratch parse state, analyse, verify.
-The engine imports no rule: ``rules`` is a sequence of ``model.Rule`` (``bprop_lsp.checker.DocumentSession`` is a
+The engine imports no rule: ``rules`` is a sequence of ``rule.Rule`` (``bprop_lsp.checker.DocumentSession`` is a
 session with bprop-lsp's own, ``rules.ALL_RULES``).
 
 The session owns the document's ``ParsedDocument`` (tree, lines, per-statement facts, syntax-issue cache, the
@@ -22,10 +22,11 @@ from dataclasses import replace
 from typing import Callable, Sequence
 
 from .analysis import Analysis, analyze_document, fixes_checked_together, verified_findings
-from .fixes import fix_all as _fix_all
-from .model import Finding, Rule
-from .parsing import ParsedDocument
 from .cell_runs import CellMemo
+from .fixes import fix_all as _fix_all
+from .model import Finding
+from .parsing import ParsedDocument
+from .rule import Rule
 from .settings import Settings
 
 _log = logging.getLogger(__name__)

@@ -25,7 +25,8 @@ from types import GeneratorType
 from typing import Hashable, Iterator
 
 from . import query
-from .program import ClassInfo, Function, Member, statement_code
+from .definitions import ClassInfo, Function, Member
+from .trees import statement_code
 
 # Program attributes that answer from a node's own top-level statement (and its place) alone: not reads of the
 # program, handed through untracked.

@@ -1,7 +1,9 @@
 """Which attributes of a Cell are MindSpore ``Parameter``s, read from ``__init__`` assignments."""
 from __future__ import annotations
 
-from ..engine.program import PARAMETER_NAMES, ClassInfo, call_arguments, call_of, iter_own_nodes
+from ..engine.definitions import ClassInfo
+from ..engine.mindspore_api import PARAMETER_NAMES, is_mindspore
+from ..engine.trees import call_arguments, call_of, iter_own_nodes
 
 # Parameters that MindSpore's built-in layers create (nn.Dense.weight, nn.BatchNorm2d.gamma, ...).
 LAYER_PARAMETERS = {"weight", "bias", "gamma", "beta", "embedding_table", "moving_mean", "moving_variance"}
@@ -90,7 +92,7 @@ def _callee_is_parameter(ctx, callee: str | None) -> bool:
     found = memo.get(callee)
     if found is None:
         p = ctx.program
-        found = memo[callee] = p.is_mindspore(p.resolve_dotted(callee), PARAMETER_NAMES, bare=("Parameter", "ms.Parameter"))
+        found = memo[callee] = is_mindspore(p.resolve_dotted(callee), PARAMETER_NAMES, bare=("Parameter", "ms.Parameter"))
     return found
 
 
@@ -114,7 +116,7 @@ def _parameter_attrs(ctx, cls: ClassInfo) -> dict[str, object]:
     never takes (``if LEARN_K:`` with the module flag False) do not count (bprop-rules.md, item 40). The
     statement is the ``self.x = ...`` one, or the ``Parameter(...)`` call of ``setattr(self, name, ...)`` and
     ``self.insert_param_to_cell(name, ...)``."""
-    from ..engine.values import never_taken
+    from ..engine.conditions import never_taken
 
     p = ctx.program
     result: dict[str, object] = {}
@@ -252,8 +254,8 @@ def requires_grad_toggles(ctx, cls: ClassInfo) -> dict:
     ``Cls(...)`` of this class, in text order; ``for q in <self|net>.get_parameters():`` (or ``trainable_params()``)
     setting ``q.requires_grad`` sets it for every Parameter (key ``_ALL``). A value other than a literal
     True/False counts as trainable (the warning stands)."""
-    from ..engine.program import dotted
-    from ..engine.values import never_taken
+    from ..engine.conditions import never_taken
+    from ..engine.trees import dotted
 
     p = ctx.program
     found: dict = {}
@@ -314,7 +316,7 @@ _ALL = "*"  # ``requires_grad_toggles`` key: every Parameter of the cell
 def _all_parameters_loop(stmt, var: str) -> str | None:
     """The owner (``self`` or a name) of ``for <var> in <owner>.get_parameters() / .trainable_params():`` around
     ``stmt``, else None."""
-    from ..engine.program import dotted
+    from ..engine.trees import dotted
 
     loop = stmt.parent
     while loop is not None and loop.type not in ("for_stmt", "funcdef", "file_input"):

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..engine.program import Function, NodeView, is_within, iter_own_nodes, scope_of, unwrap_parens
+from ..engine.definitions import Function
 from ..engine.parsing import leaves as leaves_of  # (shared with BP023/BP025: one iterative walk)
+from ..engine.trees import NodeView, is_within, iter_own_nodes, scope_of, unwrap_parens
 
 ARITH = {"arith_expr", "term", "factor", "power", "shift_expr", "and_expr", "xor_expr", "expr"}
 
@@ -122,7 +123,7 @@ def _truth(program, cond):
     """``const_truth`` of a condition (module flags, literals), noting a module read."""
     if program is None:
         return None
-    from ..engine.values import const_truth
+    from ..engine.conditions import const_truth
 
     if any(leaf.type == "name" for leaf in leaves_of(cond)):
         _read_outside(program)
@@ -653,7 +654,7 @@ def _forget_elements(s: Shape) -> Shape:
 
 def _method_call(node, name):
     """(method, argument nodes) of ``name.method(args)`` (no keywords, no stars), else None."""
-    from ..engine.program import call_arguments
+    from ..engine.trees import call_arguments
 
     children = node.children
     if len(children) != 3 or children[0].type != "name" or children[0].value != name:
@@ -672,7 +673,7 @@ def _method_call(node, name):
 def _classify_call(node, fn: Function, assignments: dict, depth: int, program, env=None) -> Shape:
     """A call: ``tuple(<list of known length>)``, a helper of this file (its own returns), ``super().bprop(...)``,
     or a bare op / Tensor method call known to return one Tensor."""
-    from ..engine.program import call_arguments, call_of, dotted
+    from ..engine.trees import call_arguments, call_of, dotted
 
     call = call_of(node)
     if call is None:
@@ -743,7 +744,7 @@ def _shadowed(callee: str, assignments: dict, program) -> bool:
 def _comprehension_length(node, fn, assignments, depth, program, env=None) -> int | None:
     """``[f(g) for g in (a, b)]`` / ``(f(g) for g in grads)`` / ``... for _ in range(3)``: the length of the
     iterable, when the comprehension has one ``for`` and no ``if``."""
-    from ..engine.program import call_arguments, call_of
+    from ..engine.trees import call_arguments, call_of
 
     node = unwrap_parens(node)
     inner = None
@@ -972,7 +973,7 @@ def _dead(node, fn, assignments, program) -> bool:
         parent = parent.parent
     if not conditional:
         return False
-    from ..engine.values import never_taken
+    from ..engine.conditions import never_taken
 
     _read_outside(program)
     return never_taken(program, node, fn.node)
@@ -1141,7 +1142,8 @@ def _custom_subjects(ctx):
     (``get_bprop``, ``bprop_getters.register``) when MindSpore really calls it (no C++ bprop under that name).
     Both reach the gradient through ``Primitive.get_bprop`` and get the same return checks."""
     from ..engine.context import Signature
-    from ..engine.mindspore_api import builtin_ops, getter_sites
+    from ..engine.mindspore_api import builtin_ops
+    from ..engine.primitive_bprops import getter_sites
 
     for op in ctx.custom_op_sites:
         if op.function is None or op.inputs is None:
@@ -1176,3 +1178,8 @@ def anchor_span(ctx, fn: Function):
     from ._signature import def_span
 
     return def_span(ctx, fn)
+
+
+def is_dict_display(node) -> bool:
+    """``{...}``: a dict (or set) display."""
+    return node.type == "atom" and node.children[0] == "{"

@@ -9,9 +9,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..engine.context import CellSite, Context, Signature
-from ..engine.model import Fix, Related, Span
+from ..engine.definitions import Function
+from ..engine.mindspore_api import JIT_NAMES, is_mindspore
+from ..engine.model import Edit, Fix, Position, Related, Span
 from ..engine.param_edits import fresh, insert_after, is_dout_like, is_out_like, used_names
-from ..engine.program import JIT_NAMES, Function, iter_scope_nodes
+from ..engine.trees import iter_scope_nodes
 
 
 @dataclass
@@ -121,7 +123,7 @@ def _view(ctx: Context, site: CellSite) -> SignatureView | None:
             kind = "staticmethod"
         elif name == "classmethod":
             kind = "classmethod"
-        elif p.is_mindspore(p.resolve_dotted(name), JIT_NAMES, bare=("jit", "ms.jit", "ms_function")):
+        elif is_mindspore(p.resolve_dotted(name), JIT_NAMES, bare=("jit", "ms.jit", "ms_function")):
             jit = True
         else:
             wraps, wrapper_fn = decorator_wraps_args(ctx, name)
@@ -226,13 +228,16 @@ def _missing_params_fix(ctx: Context, v: SignatureView) -> tuple[Fix | None, lis
     present_inputs = body[:-1] if out is not None else body
     if len(present_inputs) > len(inputs):
         return None, missing_labels
-    taken = used_names(fn, ctx.program)
+    kw_only = any(q.kind == "kwonly" and not q.has_default for q in fn.params)
+    # No fix is built around a keyword-only parameter without a default, so the names only label what is missing,
+    # as the expected signature spells it: a keyword-only `dout` lacks a positional `dout`, not a `dout_1`.
+    taken = set() if kw_only else used_names(fn, ctx.program)
     new_inputs = [fresh(name, taken) for name in inputs[len(present_inputs):]]
     new_out = [] if out is not None else [fresh("out", taken)]
     new_dout = [] if dout is not None else [fresh("dout", taken)]
     missing_labels = new_inputs + new_out + new_dout
     if (fn.node.type not in ("funcdef", "lambdef") or v.site.inherited and _owner_has_construct(ctx, v.site)
-            or any(q.kind == "kwonly" and not q.has_default for q in fn.params)):
+            or kw_only):
         return None, missing_labels
     index = ctx.program.index
     self_param = fn.params[0] if v.has_self else None
@@ -258,3 +263,16 @@ def _missing_params_fix(ctx: Context, v: SignatureView) -> tuple[Fix | None, lis
 def _owner_has_construct(ctx: Context, site: CellSite) -> bool:
     member = ctx.program.lookup(site.bprop.owner, "construct")
     return member is not None
+
+
+def decorator_removal(ctx, fn, name: str):
+    """An edit deleting the line of decorator ``name`` (only when it stands alone on its line)."""
+    for dec, dec_name in zip(fn.decorators, fn.decorator_names):
+        if dec_name == name:
+            start_line = dec.start_pos[0] - 1
+            index = ctx.program.index
+            line = index.line_text(start_line)
+            if line.strip() != dec.get_code().strip():
+                return None
+            return Edit(Span(Position(start_line, 0), Position(start_line + 1, 0)), "")
+    return None

@@ -40,6 +40,20 @@ class Valid:
 
 
 @dataclass(frozen=True)
+class Expected:
+    """One finding an Invalid example must produce: where it starts, as ``bprop-lsp check`` prints it (1-based
+    line and column, the column in code points), and its exact message."""
+
+    line: int
+    column: int
+    message: str
+
+    @property
+    def at(self) -> str:
+        return f"{self.line}:{self.column}"
+
+
+@dataclass(frozen=True)
 class Invalid:
     code: str
     # The text after applying the finding's fix (None: the rule offers no fix for this example).
@@ -47,8 +61,30 @@ class Invalid:
     note: str = ""
     # Rule codes this example may also raise besides the rule's own (e.g. a warning of a sibling rule).
     also: tuple[str, ...] = ()
-    # 1-based line where the finding must start (None: not asserted).
-    line: int | None = None
+    # Where the rule's finding starts, "LINE:COLUMN" as `bprop-lsp check` prints it (both 1-based, the column in
+    # code points), and its exact message. Required (tests/test_rules.py). When the rule reports several findings
+    # on the example: a tuple of each, in the order of their positions, `message[i]` being the one at `at[i]`.
+    at: str | tuple[str, ...] = ""
+    message: str | tuple[str, ...] = ""
+
+    def expected(self) -> tuple[Expected, ...]:
+        """The findings ``at`` and ``message`` pin, in order; ValueError when they are missing or malformed."""
+        ats = (self.at,) if isinstance(self.at, str) else tuple(self.at)
+        messages = (self.message,) if isinstance(self.message, str) else tuple(self.message)
+        if len(ats) != len(messages):
+            raise ValueError(f"{len(ats)} position(s) in at= but {len(messages)} message(s)")
+        found = []
+        for at, message in zip(ats, messages):
+            line, sep, column = at.partition(":")
+            if not (sep and (line + column).isascii() and line.isdigit() and column.isdigit()
+                    and int(line) >= 1 and int(column) >= 1):
+                raise ValueError(f"at={at!r} is not LINE:COLUMN (1-based)")
+            if not message:
+                raise ValueError(f"no message for the finding at {at}")
+            found.append(Expected(int(line), int(column), message))
+        if not found:
+            raise ValueError("at= and message= name no finding")
+        return tuple(found)
 
 
 def example(text: str) -> str:
@@ -102,6 +138,11 @@ class Rule:
         """The rule's documentation: the website once DOCS_BASE is set, else the bundled page's file:// URI."""
         return _url(DOCS_BASE, cls.code)
 
+    def check(self, ctx: Context) -> Iterator[Draft]:  # pragma: no cover - interface
+        """The rule's drafts for the file ``ctx`` reads (every rule defines it; the engine turns them into
+        findings)."""
+        raise NotImplementedError
+
 
 @functools.cache
 def _url(base: str | None, code: str) -> str:
@@ -109,6 +150,3 @@ def _url(base: str | None, code: str) -> str:
     if base:
         return f"{base.rstrip('/')}/{code}.md"
     return (BUNDLED_RULE_DOCS / f"{code}.md").as_uri()
-
-    def check(self, ctx: "Context") -> Iterator[Draft]:  # pragma: no cover - interface
-        raise NotImplementedError

@@ -87,7 +87,8 @@ class MissingParams(Rule):
             class MyReLU(nn.ReLU):
                 def bprop(self, x, dout):
                     return (dout,)
-            """), line=4, note="a subclass of a built-in layer is checked against the construct it inherits"),
+            """), note="a subclass of a built-in layer is checked against the construct it inherits",
+                at="4:9", message="bprop of MyReLU must take (self, input, out, dout): it lacks out"),
         Invalid(example("""
             from mindspore import nn
 
@@ -99,7 +100,8 @@ class MissingParams(Rule):
 
             def make_cell():
                 return type("Doubler", (nn.Cell,), {"construct": _fwd, "bprop": _bwd})
-            """), line=6, note="a class built by type(name, bases, namespace)"),
+            """), note="a class built by type(name, bases, namespace)",
+                at="6:5", message="bprop of Doubler must take (self, x, out, dout): it lacks dout"),
         Invalid(example("""
             from mindspore import nn
 
@@ -111,7 +113,9 @@ class MissingParams(Rule):
 
             net = Sum()
             y = net(1.0, 2.0)
-            """), line=6, note="construct(*inputs): the file's calls pass two inputs"),
+            """), note="construct(*inputs): the file's calls pass two inputs",
+                at="6:9", message=("bprop of Sum must take (self, inputs_0, inputs_1, out, dout): it lacks "
+                                   "inputs_1, dout")),
         Invalid(example("""
             from mindspore import nn
 
@@ -122,7 +126,8 @@ class MissingParams(Rule):
                     return (dout,)
 
             y = Scale()(1.0, 2.0)
-            """), line=6, note="a defaulted input that every call passes is an input"),
+            """), note="a defaulted input that every call passes is an input",
+                at="6:9", message="bprop of Scale must take (self, x, scale, out, dout): it lacks scale"),
         Invalid(example("""
             from mindspore import nn, ops
 
@@ -133,7 +138,8 @@ class MissingParams(Rule):
                 def construct(self, x):
                     return ops.sign(x)
                 bprop = _straight_through
-            """), line=3, note="a module function bound in the class body is the bprop, called with self"),
+            """), note="a module function bound in the class body is the bprop, called with self",
+                at="3:5", message="bprop of Binarize must take (self, x, out, dout): it lacks dout"),
         Invalid(example("""
             from mindspore import nn
 
@@ -143,7 +149,10 @@ class MissingParams(Rule):
                 def backward(ctx, grad_output):
                     return (grad_output,)
                 bprop = backward
-            """), line=6, note="a torch-style backward(ctx, grad) aliased as bprop lacks the inputs, out and dout"),
+            """), note="a torch-style backward(ctx, grad) aliased as bprop lacks the inputs, out and dout",
+                at="6:9", message=("bprop of Identity must take (self, x, out, dout): it has 2 parameter(s) in all, "
+                                   "too few for 1 input(s), out and dout (a torch-style backward(ctx, grad) "
+                                   "signature lacks the forward inputs, out and dout)")),
         Invalid(example("""
             from mindspore import nn
 
@@ -158,7 +167,9 @@ class MissingParams(Rule):
             class Shifted(Scale):
                 def construct(self, x, bias):
                     return x + bias
-            """), line=8, note="base-class alias; the inherited bprop no longer matches the subclass construct"),
+            """), note="base-class alias; the inherited bprop no longer matches the subclass construct",
+                at="8:9", message=("bprop of Shifted (inherited from Scale) must take (self, x, bias, out, dout): "
+                                   "it lacks bias")),
         Invalid(example("""
             from mindspore import nn, ops
 
@@ -171,7 +182,8 @@ class MissingParams(Rule):
                 def construct(self, x):
                     return ops.round(x)
                 bprop = make_bprop(0.5)
-            """), line=4, note="the function a factory returns is the bprop"),
+            """), note="the function a factory returns is the bprop",
+                at="4:9", message="bprop of Quant must take (self, x, out, dout): it lacks dout"),
         Invalid(example("""
             from mindspore import nn
 
@@ -186,7 +198,8 @@ class MissingParams(Rule):
                 else:
                     def bprop(self, x, out, dout):
                         return (dout,)
-            """), line=9, note="a class-body `if` on a module constant: only the taken branch is defined"),
+            """), note="a class-body `if` on a module constant: only the taken branch is defined",
+                at="9:13", message="bprop of Clip must take (self, x, out, dout): it lacks dout"),
         Invalid(example("""
             from mindspore import nn
 
@@ -198,8 +211,9 @@ class MissingParams(Rule):
                     return x * 2.0
                 def _clip_bprop(self, x, out):
                     return (out,)
-            """), line=9, note="a bound method assigned to self.bprop is used by GRAPH (only), arity check included",
-                also=("BP011",)),
+            """), note="a bound method assigned to self.bprop is used by GRAPH (only), arity check included",
+                also=("BP011",),
+                at="9:9", message="bprop of Clip must take (self, x, out, dout): it lacks dout [fails in GRAPH_MODE]"),
         Invalid(example("""
             from mindspore import nn, ops
 
@@ -208,21 +222,26 @@ class MissingParams(Rule):
                     return ops.log(ops.cosh(x))
                 def bprop(self, x, out, *, dout):
                     return (dout * ops.tanh(x),)
-            """), line=6, note="a keyword-only dout: MindSpore passes every argument positionally"),
+            """), note="a keyword-only dout: MindSpore passes every argument positionally",
+                at="6:9", message=("bprop of LogCosh must take (self, x, out, dout): it lacks dout; `dout` is "
+                                   "keyword-only, but MindSpore passes every argument positionally")),
         Invalid("from mindspore import nn\nclass MulAdd(nn.Cell):\n    def construct(self, x, y):\n        return 2 * x + y\n"
                 "    def bprop(self, x, y, out):\n        return 2 * out, out\n",
                 fixed="from mindspore import nn\nclass MulAdd(nn.Cell):\n    def construct(self, x, y):\n        return 2 * x + y\n"
-                      "    def bprop(self, x, y, out, dout):\n        return 2 * out, out\n"),
+                      "    def bprop(self, x, y, out, dout):\n        return 2 * out, out\n",
+                at="5:9", message="bprop of MulAdd must take (self, x, y, out, dout): it lacks dout"),
         Invalid("from mindspore import nn\nclass Rev(nn.Cell):\n    def construct(self, x):\n        return x\n"
                 "    def bprop(self, grad_output):\n        return (-grad_output,)\n",
                 fixed="from mindspore import nn\nclass Rev(nn.Cell):\n    def construct(self, x):\n        return x\n"
                       "    def bprop(self, x, out, grad_output):\n        return (-grad_output,)\n",
-                note="torch-style backward(ctx, grad): inputs and out are inserted before the gradient"),
+                note="torch-style backward(ctx, grad): inputs and out are inserted before the gradient",
+                at="5:9", message="bprop of Rev must take (self, x, out, dout): it lacks x, out"),
         Invalid("from mindspore import nn\nclass F(nn.Cell):\n    def construct(self, x):\n        return x\n"
                 "    def bprop(\n        self,\n        x,  # input\n        out,\n    ):\n        return (out,)\n",
                 fixed="from mindspore import nn\nclass F(nn.Cell):\n    def construct(self, x):\n        return x\n"
                       "    def bprop(\n        self,\n        x,  # input\n        out,\n        dout,\n    ):\n        return (out,)\n",
-                note="one parameter per line: the new one gets its own line"),
+                note="one parameter per line: the new one gets its own line",
+                at="5:9", message="bprop of F must take (self, x, out, dout): it lacks dout"),
     )
 
     def check(self, ctx: Context):

@@ -4,7 +4,7 @@ from __future__ import annotations
 from ..engine.context import Context
 from ..engine.model import Fix
 from ..engine.param_edits import is_dout_like, is_out_like, remove_params
-from ..engine.program import iter_own_nodes
+from ..engine.trees import iter_own_nodes
 from .base import BOTH, GRAPH, Draft, Invalid, Rule, Valid, example
 from ._signature import arity_applies, counted_vararg, construct_related, counts, def_span, view
 
@@ -30,15 +30,22 @@ class ExtraParams(Rule):
     invalid = (
         Invalid("from mindspore import nn\nclass C(nn.Cell):\n    def construct(self, x):\n        return x\n"
                 "    def bprop(ctx, x, out, dout):\n        return (dout,)\n",
-                note="the right count with `ctx` for self (a torch port): GRAPH skips only a parameter named self"),
+                note="the right count with `ctx` for self (a torch port): GRAPH skips only a parameter named self",
+                at="5:9", message=("bprop of C names its first parameter `ctx`: GRAPH_MODE skips a first parameter "
+                                   "only when it is named `self`, so it counts 4 parameters where MindSpore passes "
+                                   "3; rename `ctx` to `self` [fails in GRAPH_MODE]")),
         Invalid("from mindspore import nn\nclass F(nn.Cell):\n    def construct(self, x, y):\n        return x + y\n"
                 "    def bprop(self, x, y, z, out, dout):\n        return dout, dout\n",
                 fixed="from mindspore import nn\nclass F(nn.Cell):\n    def construct(self, x, y):\n        return x + y\n"
                       "    def bprop(self, x, y, out, dout):\n        return dout, dout\n",
-                note="copied from a three-input cell; z is unused, so the fix removes it"),
+                note="copied from a three-input cell; z is unused, so the fix removes it",
+                at="5:9", message=("bprop of F must take (self, x, y, out, dout): it has 5 parameters after self "
+                                   "where MindSpore passes 4; extra: z")),
         Invalid("from mindspore import nn\nclass S(nn.Cell):\n    def construct(self, x):\n        return x\n"
                 "    def bprop(self, x, out, dout, scale=2.0):\n        return (dout * scale,)\n",
-                note="a defaulted extra after dout: PYNATIVE runs, GRAPH rejects; it is used, so no automatic fix"),
+                note="a defaulted extra after dout: PYNATIVE runs, GRAPH rejects; it is used, so no automatic fix",
+                at="5:9", message=("bprop of S must take (self, x, out, dout): it has 4 parameters after self where "
+                                   "MindSpore passes 3; extra: scale [fails in GRAPH_MODE]")),
         Invalid(example("""
             from mindspore import nn
             class Soft(nn.Cell):
@@ -53,7 +60,9 @@ class ExtraParams(Rule):
                     return x
                 def bprop(self, x, out, dout):
                     return (dout,)
-            """), note="`*_` after dout: GRAPH counts it as a parameter, PYNATIVE runs", line=5),
+            """), note="`*_` after dout: GRAPH counts it as a parameter, PYNATIVE runs",
+                at="5:9", message=("bprop of Soft takes *_ after dout: GRAPH_MODE counts it as a parameter (4 after "
+                                   "self where MindSpore passes 3); remove it [fails in GRAPH_MODE]")),
     )
 
     def check(self, ctx: Context):

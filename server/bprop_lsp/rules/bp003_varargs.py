@@ -25,14 +25,21 @@ class VarArgs(Rule):
     )
     invalid = (
         Invalid("from mindspore import nn\nclass P(nn.Cell):\n    def construct(self, x, y):\n        return x + y\n"
-                "    def bprop(self, *args):\n        return args[-1], args[-1]\n"),
+                "    def bprop(self, *args):\n        return args[-1], args[-1]\n",
+                at="5:9", message=("bprop of P takes *args: GRAPH_MODE needs the parameters spelled out as (self, "
+                                   "x, y, out, dout) [fails in GRAPH_MODE]")),
         Invalid("from mindspore import nn\n\ndef traced(fn):\n    def wrapper(*args):\n        return fn(*args)\n"
                 "    return wrapper\n\nclass Sq(nn.Cell):\n    def construct(self, x):\n        return x * x\n"
-                "    @traced\n    def bprop(self, x, out, dout):\n        return (2 * x * dout,)\n"),
+                "    @traced\n    def bprop(self, x, out, dout):\n        return (2 * x * dout,)\n",
+                at="4:9", message=("decorator @traced replaces bprop of Sq with this *args wrapper: GRAPH_MODE sees "
+                                   "no parameters; decorate the wrapper with @functools.wraps(fn) [fails in "
+                                   "GRAPH_MODE]")),
         Invalid("from mindspore import nn\nclass Q(nn.Cell):\n    def construct(self, x):\n        return x\n"
                 "    def bprop(self, x, out, dout, /):\n        return (dout,)\n",
                 fixed="from mindspore import nn\nclass Q(nn.Cell):\n    def construct(self, x):\n        return x\n"
-                      "    def bprop(self, x, out, dout):\n        return (dout,)\n"),
+                      "    def bprop(self, x, out, dout):\n        return (dout,)\n",
+                at="5:9", message=("bprop of Q has positional-only parameters (`/`): GRAPH_MODE binds none of them "
+                                   "and fails with NameError [fails in GRAPH_MODE]")),
     )
 
     def check(self, ctx: Context):

@@ -25,7 +25,9 @@ class MissingSelf(Rule):
         Invalid("from mindspore import nn\nclass Cube(nn.Cell):\n    def construct(self, x):\n        return x * x * x\n"
                 "    def bprop(x, out, dout):\n        return (3 * x * x * dout,)\n",
                 fixed="from mindspore import nn\nclass Cube(nn.Cell):\n    def construct(self, x):\n        return x * x * x\n"
-                      "    def bprop(self, x, out, dout):\n        return (3 * x * x * dout,)\n"),
+                      "    def bprop(self, x, out, dout):\n        return (3 * x * x * dout,)\n",
+                at="5:9", message=("bprop of Cube has no `self`: MindSpore calls it as a method, so every argument "
+                                   "shifts by one; expected (self, x, out, dout) [fails in PYNATIVE_MODE]")),
     )
 
     def check(self, ctx: Context):

@@ -2,25 +2,10 @@
 from __future__ import annotations
 
 from ..engine.context import Context
-from ..engine.model import Edit, Fix
+from ..engine.model import Fix
 from ..engine.param_edits import insert_after
 from .base import example, NEVER, Draft, Invalid, Rule, Valid
-from ._signature import def_span, view
-
-
-def decorator_removal(ctx, fn, name: str):
-    """An edit deleting the line of decorator ``name`` (only when it stands alone on its line)."""
-    for dec, dec_name in zip(fn.decorators, fn.decorator_names):
-        if dec_name == name:
-            start_line = dec.start_pos[0] - 1
-            index = ctx.program.index
-            line = index.line_text(start_line)
-            if line.strip() != dec.get_code().strip():
-                return None
-            from ..engine.model import Position, Span
-
-            return Edit(Span(Position(start_line, 0), Position(start_line + 1, 0)), "")
-    return None
+from ._signature import decorator_removal, def_span, view
 
 
 class StaticMethodBprop(Rule):
@@ -46,11 +31,15 @@ class StaticMethodBprop(Rule):
                 def construct(self, x):
                     return x * 1.0
                 bprop = staticmethod(_clip_grad)
-            """), line=3, note="`bprop = staticmethod(f)` binds like the decorator"),
+            """), note="`bprop = staticmethod(f)` binds like the decorator",
+                at="3:5", message=("bprop of GradClip is a @staticmethod: GRAPH_MODE silently ignores it and uses "
+                                   "automatic differentiation, PYNATIVE_MODE calls it — the gradients differ")),
         Invalid("from mindspore import nn, ops\nclass R(nn.Cell):\n    def construct(self, x):\n        return ops.round(x)\n"
                 "    @staticmethod\n    def bprop(x, out, dout):\n        return (dout,)\n",
                 fixed="from mindspore import nn, ops\nclass R(nn.Cell):\n    def construct(self, x):\n        return ops.round(x)\n"
-                      "    def bprop(self, x, out, dout):\n        return (dout,)\n"),
+                      "    def bprop(self, x, out, dout):\n        return (dout,)\n",
+                at="6:9", message=("bprop of R is a @staticmethod: GRAPH_MODE silently ignores it and uses "
+                                   "automatic differentiation, PYNATIVE_MODE calls it — the gradients differ")),
     )
 
     def check(self, ctx: Context):

@@ -18,7 +18,9 @@ class ClassMethodBprop(Rule):
     )
     invalid = (
         Invalid("from mindspore import nn\nclass H(nn.Cell):\n    factor = 0.5\n    def construct(self, x):\n        return x\n"
-                "    @classmethod\n    def bprop(cls, x, out, dout):\n        return (dout * cls.factor,)\n"),
+                "    @classmethod\n    def bprop(cls, x, out, dout):\n        return (dout * cls.factor,)\n",
+                at="7:9", message=("bprop of H is a @classmethod: GRAPH_MODE counts `cls` as a parameter; make it a "
+                                   "normal method taking self [fails in GRAPH_MODE]")),
     )
 
     def check(self, ctx: Context):

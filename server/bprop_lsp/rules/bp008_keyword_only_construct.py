@@ -22,7 +22,11 @@ class KeywordOnlyConstruct(Rule):
     )
     invalid = (
         Invalid("from mindspore import nn\nclass T(nn.Cell):\n    def construct(self, logits, *, temperature=2.0):\n"
-                "        return logits / temperature\n    def bprop(self, logits, out, dout):\n        return (dout / 2.0,)\n"),
+                "        return logits / temperature\n    def bprop(self, logits, out, dout):\n        return (dout / 2.0,)\n",
+                at="5:9", message=("construct of T has keyword-only parameter(s) temperature: PYNATIVE_MODE passes "
+                                   "them to bprop positionally (and wants gradients for them) while GRAPH_MODE "
+                                   "ignores them; make them positional inputs passed explicitly, or cell attributes "
+                                   "[fails in PYNATIVE_MODE]")),
     )
 
     def check(self, ctx: Context):

@@ -24,7 +24,10 @@ class ConstructKwargs(Rule):
         Invalid("import numpy as np\nfrom mindspore import nn, ops, Tensor\nclass S(nn.Cell):\n"
                 "    def construct(self, x, **kwargs):\n        return x + kwargs['offset']\n    def bprop(self, x, out, dout):\n"
                 "        return (dout,)\n\nx = Tensor(np.ones(2, np.float32))\n"
-                "print(ops.GradOperation(get_all=True)(S())(x, offset=x))\n"),
+                "print(ops.GradOperation(get_all=True)(S())(x, offset=x))\n",
+                at="6:9", message=("S is called with keyword argument(s) offset into construct's **kwargs: "
+                                   "MindSpore passes them to bprop as forward inputs (2 in all), so bprop must take "
+                                   "4 parameters after self, not 3")),
     )
 
     def check(self, ctx: Context):

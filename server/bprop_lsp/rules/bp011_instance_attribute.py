@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ..engine.context import Context
 from ..engine.model import Related
-from ..engine.program import dotted
+from ..engine.trees import dotted
 from .base import NEVER, Draft, Invalid, Rule, Valid, example
 from ._parameters import _self_assignments_of
 
@@ -22,7 +22,10 @@ class InstanceAttributeBprop(Rule):
     invalid = (
         Invalid("from mindspore import nn\n\ndef custom_grad(x, out, dout):\n    return (dout * 100,)\n\n"
                 "class Sq(nn.Cell):\n    def __init__(self):\n        super().__init__()\n        self.bprop = custom_grad\n"
-                "    def construct(self, x):\n        return x * x\n"),
+                "    def construct(self, x):\n        return x * x\n",
+                at="9:9", message=("self.bprop assigned on an instance of Sq is ignored as a custom bprop "
+                                   "(Cell.__init__ already decided has_bprop); define `def bprop(self, ..., out, "
+                                   "dout)` on the class")),
         Invalid(example("""
             from mindspore import nn
             class Sq(nn.Cell):
@@ -32,7 +35,11 @@ class InstanceAttributeBprop(Rule):
                 return (2 * x * dout,)
             net = Sq()
             Sq.bprop = sq_grad
-            """), note="bound on the class after the instance exists: GRAPH uses it, PYNATIVE does not", line=5),
+            """), note="bound on the class after the instance exists: GRAPH uses it, PYNATIVE does not",
+                at="5:5", message=("bprop of Sq is bound on the class after an instance exists: GRAPH_MODE uses it "
+                                   "for that instance, PYNATIVE_MODE does not (Cell.__init__ already decided "
+                                   "has_bprop), so the modes compute different gradients; define `def bprop(self, "
+                                   "..., out, dout)` in the class body")),
     )
 
     def check(self, ctx: Context):

@@ -18,7 +18,10 @@ class BpropNone(Rule):
     )
     invalid = (
         Invalid("from mindspore import nn\nclass Base(nn.Cell):\n    def construct(self, x):\n        return x * 2\n"
-                "    def bprop(self, x, out, dout):\n        return (dout * 10,)\n\nclass Plain(Base):\n    bprop = None\n"),
+                "    def bprop(self, x, out, dout):\n        return (dout * 10,)\n\nclass Plain(Base):\n    bprop = None\n",
+                at="5:9", message=("`bprop = None` in Plain does not remove a custom bprop: PYNATIVE_MODE tries to "
+                                   "call it and fails; move the bprop to a subclass that needs it instead [fails in "
+                                   "PYNATIVE_MODE]")),
         Invalid(example("""
             import functools
             from mindspore import nn
@@ -28,7 +31,10 @@ class BpropNone(Rule):
                 def construct(self, x):
                     return x
                 bprop = functools.partial(scaled, factor=0.5)
-            """), note="a functools.partial object: GRAPH ignores it, PYNATIVE has no __code__ to call", line=8),
+            """), note="a functools.partial object: GRAPH ignores it, PYNATIVE has no __code__ to call",
+                at="8:5", message=("bprop of Half is a functools.partial object: GRAPH_MODE silently ignores it "
+                                   "(automatic differentiation), PYNATIVE_MODE fails calling it (no __code__); bind "
+                                   "a def with the parameters spelled out instead [fails in PYNATIVE_MODE]")),
     )
 
     def check(self, ctx: Context):
@@ -64,7 +70,7 @@ class BpropNone(Rule):
 
 def _partial_call(p, value) -> str | None:
     """``functools.partial(...)`` / ``functools.partialmethod(...)`` (bprop-rules.md, items 35 and further 6)."""
-    from ..engine.program import call_of
+    from ..engine.trees import call_of
 
     call = call_of(value) if value.type in ("power", "atom_expr") else None
     if call is None or not call[0]:

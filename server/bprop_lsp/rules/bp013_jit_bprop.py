@@ -2,13 +2,12 @@
 from __future__ import annotations
 
 from ..engine.context import Context
+from ..engine.mindspore_api import JIT_NAMES, is_mindspore
 from ..engine.model import Related
-from ..engine.program import call_arguments, call_of
 from ..engine.model import Edit, Fix
-from ..engine.program import JIT_NAMES
+from ..engine.trees import call_arguments, call_of
 from .base import example, PYNATIVE, Draft, Invalid, Rule, Valid
-from ._signature import header_span, view
-from .bp005_staticmethod import decorator_removal
+from ._signature import decorator_removal, header_span, view
 
 
 class JitBprop(Rule):
@@ -34,11 +33,15 @@ class JitBprop(Rule):
                 def construct(self, x):
                     return x
                 bprop = ms.jit(_grad)
-            """), note="`bprop = ms.jit(f)` is a jit-decorated bprop"),
+            """), note="`bprop = ms.jit(f)` is a jit-decorated bprop",
+                at="4:5", message=("bprop of Id is wrapped by ms.jit: PYNATIVE_MODE rejects a jit bprop (GRAPH "
+                                   "compiles it anyway); bind the plain function [fails in PYNATIVE_MODE]")),
         Invalid("import mindspore as ms\nfrom mindspore import nn\nclass S(nn.Cell):\n    def construct(self, x):\n"
                 "        return x\n    @ms.jit\n    def bprop(self, x, out, dout):\n        return (dout,)\n",
                 fixed="import mindspore as ms\nfrom mindspore import nn\nclass S(nn.Cell):\n    def construct(self, x):\n"
-                      "        return x\n    def bprop(self, x, out, dout):\n        return (dout,)\n"),
+                      "        return x\n    def bprop(self, x, out, dout):\n        return (dout,)\n",
+                at="6:5", message=("bprop of S is decorated with @ms.jit: PYNATIVE_MODE rejects a jit bprop (GRAPH "
+                                   "compiles it anyway); remove the decorator [fails in PYNATIVE_MODE]")),
     )
 
     def check(self, ctx: Context):
@@ -47,7 +50,7 @@ class JitBprop(Rule):
             v = view(ctx, site)
             if v is None or not v.jit:
                 continue
-            name = next((n for n in v.decorators if p.is_mindspore(p.resolve_dotted(n), JIT_NAMES, bare=("jit", "ms.jit", "ms_function"))), None)
+            name = next((n for n in v.decorators if is_mindspore(p.resolve_dotted(n), JIT_NAMES, bare=("jit", "ms.jit", "ms_function"))), None)
             if name is None:
                 yield from self._wrapped(ctx, site)
                 continue

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ..engine.context import Context
 from ..engine.model import Applicability, Edit, Fix
-from ..engine.program import iter_scope_nodes
+from ..engine.trees import iter_scope_nodes
 from .base import NEVER, Draft, Invalid, Rule, Valid
 from ._signature import def_span, view
 
@@ -26,7 +26,9 @@ class SwappedOutDout(Rule):
                 "    def bprop(self, x, dout, out):\n        return (dout * 2,)\n",
                 fixed="from mindspore import nn\nclass C(nn.Cell):\n    def construct(self, x):\n        return x * 2\n"
                       "    def bprop(self, x, out, dout):\n        return (dout * 2,)\n",
-                note="the (unsafe) fix swaps the names, so that `dout` is the incoming gradient"),
+                note="the (unsafe) fix swaps the names, so that `dout` is the incoming gradient",
+                at="5:9", message=("bprop of C names its last parameters (dout, out): MindSpore passes out then "
+                                   "dout by position, so `dout` holds the forward output")),
     )
 
     def check(self, ctx: Context):

@@ -2,11 +2,9 @@
 from __future__ import annotations
 
 from ..engine.context import Context
-from ..engine.program import dotted
-from ..engine.values import const_truth
-from ..engine.model import Edit, Fix
-from .base import example, NEVER, BOTH, GRAPH, Draft, Invalid, Rule, Valid
-from ._returns import anchor_span, cell_subjects, restrict, return_related, returns_of
+from .base import example, Invalid, Rule, Valid
+from ._non_tuple import non_tuple_drafts
+from ._returns import cell_subjects
 
 
 class NonTupleReturn(Rule):
@@ -57,7 +55,7 @@ class NonTupleReturn(Rule):
                     return ops.round(x)
                 def bprop(self, x, out, dout):
                     return dout
-            """), line=6, note="construct returns a Tensor, so dout is one: GRAPH needs (dout,)",
+            """), note="construct returns a Tensor, so dout is one: GRAPH needs (dout,)",
                 fixed=example("""
             from mindspore import nn, ops
 
@@ -66,7 +64,9 @@ class NonTupleReturn(Rule):
                     return ops.round(x)
                 def bprop(self, x, out, dout):
                     return (dout,)
-            """)),
+            """),
+                at="6:9", message=("bprop of RoundST returns a bare value, not a tuple: GRAPH_MODE requires a tuple "
+                                   "even for one input [fails in GRAPH_MODE]")),
         Invalid(example("""
             from mindspore import nn, ops
 
@@ -75,7 +75,9 @@ class NonTupleReturn(Rule):
                     return ops.sin(x), ops.cos(x)
                 def bprop(self, x, out, dout):
                     return out[1]
-            """), line=6, note="one Tensor of the forward pair", also=("BP028",)),
+            """), note="one Tensor of the forward pair", also=("BP028",),
+                at="6:9", message=("bprop of SinCos returns a bare value, not a tuple: GRAPH_MODE requires a tuple "
+                                   "even for one input [fails in GRAPH_MODE]")),
         Invalid(example("""
             from mindspore import nn
 
@@ -84,7 +86,9 @@ class NonTupleReturn(Rule):
                     return x * s
                 def bprop(self, x, s, out, dout):
                     return {"x": dout * s, "s": dout * x}
-            """), line=6, note="a dict fails in both modes"),
+            """), note="a dict fails in both modes",
+                at="6:9", message=("bprop of Scale returns a dict: MindSpore needs a tuple with one gradient per "
+                                   "input (GRAPH: output should be a tuple; PYNATIVE: unreasonable data type dict)")),
         Invalid(example("""
             from mindspore import nn
 
@@ -93,7 +97,7 @@ class NonTupleReturn(Rule):
                     return 2 * x + 2 * y
                 def bprop(self, x, y, out, dout):
                     return [2 * dout for _ in (x, y)]
-            """), line=6, note="a list comprehension is a list", fixed=example("""
+            """), note="a list comprehension is a list", fixed=example("""
             from mindspore import nn
 
             class Twice(nn.Cell):
@@ -101,7 +105,8 @@ class NonTupleReturn(Rule):
                     return 2 * x + 2 * y
                 def bprop(self, x, y, out, dout):
                     return tuple([2 * dout for _ in (x, y)])
-            """)),
+            """),
+                at="6:9", message="bprop of Twice returns a list: GRAPH_MODE requires a tuple [fails in GRAPH_MODE]"),
         Invalid(example("""
             from mindspore import nn, ops
 
@@ -116,7 +121,11 @@ class NonTupleReturn(Rule):
                         return (ops.clip_by_value(dout * 2.0, -1.0, 1.0),)
 
             net = OptionalClip(clip=False)
-            """), line=9, note="the file builds an instance that falls off the end: an error"),
+            """), note="the file builds an instance that falls off the end: an error",
+                at="9:9", message=("bprop of OptionalClip can reach the end of its body without a return and then "
+                                   "returns None when `self.clip` is false (as the file builds it): MindSpore fails "
+                                   "on that path (GRAPH: output should be a tuple; PYNATIVE: the python function "
+                                   "output is none); return a tuple with one gradient per input on every path")),
         Invalid(example("""
             from mindspore import nn
 
@@ -128,7 +137,9 @@ class NonTupleReturn(Rule):
                     return x * mask
                 def bprop(self, x, mask, out, dout):
                     return _masked_grad(dout, mask)
-            """), line=9, note="a helper of the file returning one Tensor, for two inputs"),
+            """), note="a helper of the file returning one Tensor, for two inputs",
+                at="9:9", message=("bprop of MaskedFill returns one bare value for 2 inputs: return a tuple with "
+                                   "one gradient per input")),
         Invalid(example("""
             from mindspore import nn, ops
 
@@ -141,121 +152,29 @@ class NonTupleReturn(Rule):
                 def bprop(self, x, out, dout):
                     if self.clip:
                         return (ops.clip_by_value(dout * 2.0, -1.0, 1.0),)
-            """), line=9, note="a path that reaches the end of the body returns None"),
+            """), note="a path that reaches the end of the body returns None",
+                at="9:9", message=("bprop of OptionalClip can reach the end of its body without a return and then "
+                                   "returns None when `self.clip` is false: MindSpore fails on that path (GRAPH: "
+                                   "output should be a tuple; PYNATIVE: the python function output is none); return "
+                                   "a tuple with one gradient per input on every path")),
         Invalid("from mindspore import nn\nclass Sq(nn.Cell):\n    def construct(self, x):\n        return x * x\n"
                 "    def bprop(self, x, out, dout):\n        return 2 * x * dout\n",
                 fixed="from mindspore import nn\nclass Sq(nn.Cell):\n    def construct(self, x):\n        return x * x\n"
-                      "    def bprop(self, x, out, dout):\n        return (2 * x * dout,)\n"),
+                      "    def bprop(self, x, out, dout):\n        return (2 * x * dout,)\n",
+                at="5:9", message=("bprop of Sq returns a bare value, not a tuple: GRAPH_MODE requires a tuple even "
+                                   "for one input [fails in GRAPH_MODE]")),
         Invalid("from mindspore import nn\nclass M(nn.Cell):\n    def construct(self, a, b):\n        return a * b\n"
                 "    def bprop(self, a, b, out, dout):\n        return [dout * b, dout * a]\n",
                 fixed="from mindspore import nn\nclass M(nn.Cell):\n    def construct(self, a, b):\n        return a * b\n"
-                      "    def bprop(self, a, b, out, dout):\n        return (dout * b, dout * a)\n"),
+                      "    def bprop(self, a, b, out, dout):\n        return (dout * b, dout * a)\n",
+                at="5:9", message="bprop of M returns a list: GRAPH_MODE requires a tuple [fails in GRAPH_MODE]"),
         Invalid("from mindspore import nn\nclass C(nn.Cell):\n    def construct(self, x):\n        return x\n"
                 "    def bprop(self, x, out, dout):\n        dx = dout * 2\n",
-                note="no return statement: the bprop returns None"),
+                note="no return statement: the bprop returns None",
+                at="5:9", message=("bprop of C has no return statement, so it returns None: return a tuple with one "
+                                   "gradient per input")),
     )
 
     def check(self, ctx: Context):
         for subject in cell_subjects(ctx):
             yield from non_tuple_drafts(ctx, subject, graph_only_for_single=True)
-
-
-def non_tuple_drafts(ctx, subject, graph_only_for_single: bool):
-    info = returns_of(subject.fn, ctx.program)
-    if info is None:
-        return
-    fn = subject.fn
-    if info.missing:
-        yield Draft(anchor_span(ctx, fn), f"{subject.label} has no return statement, so it returns None: "
-                    f"return a tuple with one gradient per input", fails_in=BOTH, noqa_line=fn.def_line, subject=subject.site or subject)
-        return
-    if info.falls_through and not any(r.shape.kind == "none" for r in info.returns):
-        # Python returns None from the end of the body; MindSpore fails when that path is taken. Whether it is taken
-        # depends on the conditions on the way: on attributes the file's instances fix, it is known (GRAPH folds
-        # those); otherwise a warning.
-        taken = _fall_through_taken(ctx, subject, info.fall_conditions)
-        if taken is not False:
-            conditions = [c.get_code(include_prefix=False).strip() for c in info.fall_conditions]
-            when = f" when {' and '.join(f'`{c}`' for c in conditions[:2])} is false" if conditions else ""
-            fails_in = restrict(BOTH, subject) if taken else NEVER
-            if fails_in is not None:
-                yield Draft(anchor_span(ctx, fn),
-                            f"{subject.label} can reach the end of its body without a return and then returns "
-                            f"None{when}" + (" (as the file builds it)" if taken else "")
-                            + ": MindSpore fails on that path (GRAPH: output should be a tuple; PYNATIVE: the "
-                            "python function output is none); return a tuple with one gradient per input on every path",
-                            fails_in=fails_in, noqa_line=fn.def_line, subject=subject.site or subject)
-    for r in info.returns:
-        shape = r.shape
-        if shape.kind == "none":
-            yield Draft(anchor_span(ctx, fn), f"{subject.label} returns None: return a tuple with one gradient per input",
-                        fails_in=BOTH, related=return_related(ctx, r, "returns None here"), noqa_line=fn.def_line, subject=subject.site or subject)
-        elif shape.kind == "list":
-            fix = None
-            if shape.via_name is None and shape.node is not None and _is_comprehension(shape.node):
-                code = shape.node.get_code(include_prefix=False)
-                fix = Fix("Return tuple(...) of the list", (Edit(ctx.program.span(shape.node), f"tuple({code})"),))
-            elif shape.via_name is None and shape.node is not None and shape.node.type == "atom":
-                node = shape.node
-                inner = node.get_code(include_prefix=False)[1:-1]
-                trailing = "," if shape.length == 1 and not inner.rstrip().endswith(",") else ""
-                fix = Fix("Return a tuple instead of a list", (Edit(ctx.program.span(node), f"({inner}{trailing})"),))
-            elif shape.via_name is not None:
-                fix = Fix("Return tuple(...) of the list", (Edit(ctx.program.span(shape.via_name), f"tuple({shape.via_name.value})"),))
-            yield Draft(anchor_span(ctx, fn), f"{subject.label} returns a list: GRAPH_MODE requires a tuple",
-                        fails_in=frozenset({GRAPH}), fix=fix,
-                        related=return_related(ctx, r, "returns a list here"), noqa_line=fn.def_line, subject=subject.site or subject)
-        elif shape.kind == "dict":
-            yield Draft(anchor_span(ctx, fn), f"{subject.label} returns a dict: MindSpore needs a tuple with one gradient "
-                        f"per input (GRAPH: output should be a tuple; PYNATIVE: unreasonable data type dict)",
-                        fails_in=BOTH, related=return_related(ctx, r, "returns a dict here"),
-                        noqa_line=fn.def_line, subject=subject.site or subject)
-        elif shape.kind == "value":
-            single = subject.lo == subject.hi == 1
-            fix = None
-            target = shape.via_name or shape.node
-            if single and target is not None:
-                code = target.get_code(include_prefix=False)
-                fix = Fix("Wrap the gradient in a one-element tuple", (Edit(ctx.program.span(target), f"({code},)"),))
-            msg = (f"{subject.label} returns a bare value, not a tuple: GRAPH_MODE requires a tuple even for one input"
-                   if single else
-                   f"{subject.label} returns one bare value for {subject.hi} inputs: return a tuple with one gradient per input")
-            yield Draft(anchor_span(ctx, fn), msg,
-                        fails_in=frozenset({GRAPH}) if single and graph_only_for_single else BOTH,
-                        fix=fix if single else None, related=return_related(ctx, r, "returns here"),
-                        noqa_line=fn.def_line, subject=subject.site or subject)
-
-
-def _is_comprehension(node) -> bool:
-    """``[f(g) for g in ...]``: a list display holding a comprehension."""
-    return (node.type == "atom" and node.children[0] == "[" and len(node.children) == 3
-            and node.children[1].type == "testlist_comp"
-            and any(c.type in ("comp_for", "sync_comp_for") for c in node.children[1].children))
-
-
-def _fall_through_taken(ctx, subject, conditions) -> bool | None:
-    """True when an instance the file builds takes the path to the end of the body (every condition on the way is
-    false for it), False when none does, None when that cannot be told. Reads ``self.flag`` / ``not self.flag``."""
-    site = subject.site
-    if site is None or not conditions:
-        return None
-    per_condition = []
-    for cond in conditions:
-        negated = cond.type == "not_test"
-        expr = cond.children[1] if negated else cond
-        text = dotted(expr)
-        if text is None or not text.startswith("self.") or text.count(".") != 1:
-            return None
-        values = ctx.attribute_values(site.cls, text[5:])
-        if values is None:
-            return None
-        truths = []
-        for v in values:
-            truth = const_truth(ctx.program, v)
-            if truth is None:
-                return None
-            truths.append(truth != negated)
-        per_condition.append(truths)
-    # One instance per call: the end is reached when all conditions are false for that instance.
-    reached = [not any(t[i] for t in per_condition) for i in range(len(per_condition[0]))]
-    return any(reached)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ..engine.context import Context
 from .base import example, BOTH, GRAPH, Draft, Invalid, Rule, Valid
-from ._returns import anchor_span, cell_subjects, is_nested_tuple, return_related, returns_of
+from ._returns import anchor_span, cell_subjects, is_dict_display, is_nested_tuple, return_related, returns_of
 
 
 class TooFewGrads(Rule):
@@ -76,7 +76,9 @@ class TooFewGrads(Rule):
                     return a + b + c
                 def bprop(self, a, b, c, out, dout):
                     return (dout,) * N_SHARED
-            """), line=8, note="a tuple repeated by a module constant"),
+            """), note="a tuple repeated by a module constant",
+                at="8:9", message=("bprop of Sum3 returns 2 gradient(s) for 3 input(s): return one gradient per "
+                                   "input, ops.zeros_like(x) for those without one")),
         Invalid(example("""
             from mindspore import nn
 
@@ -91,7 +93,9 @@ class TooFewGrads(Rule):
                     if self.learn:
                         grads += (dout * (a - b),)
                     return grads
-            """), line=9, note="1 or 2 gradients for 3 inputs, whichever branch runs"),
+            """), note="1 or 2 gradients for 3 inputs, whichever branch runs",
+                at="9:9", message=("bprop of Blend returns 1 or 2 gradient(s) for 3 input(s): return one gradient "
+                                   "per input, ops.zeros_like(x) for those without one")),
         Invalid(example("""
             from mindspore import nn
 
@@ -103,7 +107,9 @@ class TooFewGrads(Rule):
                     parts.append(dout * (1 - w))
                     parts.append(dout * w)
                     return tuple(parts)
-            """), line=6, note="list() and two appends, converted with tuple()"),
+            """), note="list() and two appends, converted with tuple()",
+                at="6:9", message=("bprop of Lerp returns 2 gradient(s) for 3 input(s): return one gradient per "
+                                   "input, ops.zeros_like(x) for those without one")),
         Invalid(example("""
             from mindspore import nn
 
@@ -113,7 +119,9 @@ class TooFewGrads(Rule):
                 def bprop(self, p, q, r, out, dout):
                     head = (dout * r,)
                     return (*head, dout * (p + q))
-            """), line=6, note="a starred 1-tuple and one more"),
+            """), note="a starred 1-tuple and one more",
+                at="6:9", message=("bprop of AddMul returns 2 gradient(s) for 3 input(s): return one gradient per "
+                                   "input, ops.zeros_like(x) for those without one")),
         Invalid(example("""
             from mindspore import nn, ops
 
@@ -124,7 +132,9 @@ class TooFewGrads(Rule):
                     grads = (dout * b,)
                     grads += (dout * a,)
                     return grads
-            """), line=6, note="`grads += (...)` counted: 2 gradients for 3 inputs"),
+            """), note="`grads += (...)` counted: 2 gradients for 3 inputs",
+                at="6:9", message=("bprop of A returns 2 gradient(s) for 3 input(s): return one gradient per input, "
+                                   "ops.zeros_like(x) for those without one")),
         Invalid(example("""
             from mindspore import nn
 
@@ -133,12 +143,19 @@ class TooFewGrads(Rule):
                     return a * b + c
                 def bprop(self, a, b, c, out, dout):
                     return tuple([dout * b, dout * a])
-            """), line=6, note="tuple() of a list display"),
+            """), note="tuple() of a list display",
+                at="6:9", message=("bprop of A returns 2 gradient(s) for 3 input(s): return one gradient per input, "
+                                   "ops.zeros_like(x) for those without one")),
         Invalid("from mindspore import nn\nclass A(nn.Cell):\n    def construct(self, a, b, c):\n        return a * b + c\n"
-                "    def bprop(self, a, b, c, out, dout):\n        return dout * b, dout * a\n"),
+                "    def bprop(self, a, b, c, out, dout):\n        return dout * b, dout * a\n",
+                at="5:9", message=("bprop of A returns 2 gradient(s) for 3 input(s): return one gradient per input, "
+                                   "ops.zeros_like(x) for those without one")),
         Invalid("from mindspore import nn\nclass N(nn.Cell):\n    def construct(self, x, y):\n        return x - y\n"
                 "    def bprop(self, x, y, out, dout):\n        grads = (dout, -dout)\n        return (grads,)\n",
-                note="a nested tuple counts as one gradient (GRAPH_MODE)"),
+                note="a nested tuple counts as one gradient (GRAPH_MODE)",
+                at="5:9", message=("bprop of N returns 1 gradient(s) for 2 input(s) (a nested tuple counts as one): "
+                                   "return one gradient per input, ops.zeros_like(x) for those without one [fails "
+                                   "in GRAPH_MODE]")),
     )
 
     def check(self, ctx: Context):
@@ -150,7 +167,7 @@ class TooFewGrads(Rule):
                 s = r.shape
                 if s.kind != "tuple" or s.length >= subject.lo:
                     continue
-                if any(_is_dict(i) for i in s.items):
+                if any(is_dict_display(i) for i in s.items):
                     continue  # ((dx,), {name: dw}): BP031
                 nested = is_nested_tuple(s, subject.fn)
                 yield Draft(anchor_span(ctx, subject.fn),
@@ -160,7 +177,3 @@ class TooFewGrads(Rule):
                             fails_in=frozenset({GRAPH}) if nested else BOTH,
                             related=return_related(ctx, r, f"returns {s.length_text()} gradient(s) here"),
                             noqa_line=subject.fn.def_line, subject=subject.site)
-
-
-def _is_dict(node) -> bool:
-    return node.type == "atom" and node.children[0] == "{"

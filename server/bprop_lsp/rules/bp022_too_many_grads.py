@@ -4,8 +4,7 @@ from __future__ import annotations
 from ..engine.context import Context
 from ..engine.model import Edit, Fix
 from .base import NEVER, Draft, Invalid, Rule, Valid
-from ._returns import anchor_span, cell_subjects, return_related, returns_of
-from .bp021_too_few_grads import _is_dict
+from ._returns import anchor_span, cell_subjects, is_dict_display, return_related, returns_of
 
 
 class TooManyGrads(Rule):
@@ -23,7 +22,8 @@ class TooManyGrads(Rule):
         Invalid("from mindspore import nn\nclass A(nn.Cell):\n    def construct(self, x, b):\n        return x + b\n"
                 "    def bprop(self, x, b, out, dout):\n        return dout, dout, dout\n",
                 fixed="from mindspore import nn\nclass A(nn.Cell):\n    def construct(self, x, b):\n        return x + b\n"
-                      "    def bprop(self, x, b, out, dout):\n        return dout, dout\n"),
+                      "    def bprop(self, x, b, out, dout):\n        return dout, dout\n",
+                at="5:9", message="bprop of A returns 3 gradients for 2 input(s): MindSpore silently drops the last 1"),
     )
 
     def check(self, ctx: Context):
@@ -33,7 +33,7 @@ class TooManyGrads(Rule):
                 continue  # paths disagree: BP023 speaks for it
             for r in info.returns:
                 s = r.shape
-                if s.kind != "tuple" or s.min_length <= subject.hi or any(_is_dict(i) for i in s.items):
+                if s.kind != "tuple" or s.min_length <= subject.hi or any(is_dict_display(i) for i in s.items):
                     continue
                 fix = None
                 extras = s.items[subject.hi:]

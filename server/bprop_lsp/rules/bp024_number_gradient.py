@@ -3,10 +3,10 @@ from __future__ import annotations
 
 from ..engine.context import Context
 from ..engine.model import Applicability, Edit, Fix, Related
-from ..engine.program import call_of
+from ..engine.trees import call_of
 from .base import PYNATIVE, Draft, Invalid, Rule, Valid
+from ._imports import ops_name
 from ._returns import anchor_span, cell_subjects, returns_of
-from .bp025_none_gradient import _ops_alias
 
 TENSOR_NAMES = ("Tensor", "ms.Tensor", "mindspore.Tensor")
 
@@ -35,12 +35,15 @@ class NumberGradient(Rule):
                 fixed="import numpy as np\nfrom mindspore import nn, ops, Tensor\nclass G(nn.Cell):\n    def construct(self, x, gate):\n"
                       "        return x * gate\n    def bprop(self, x, gate, out, dout):\n        return dout * gate, ops.zeros_like(gate)\n\n"
                       "x = Tensor(np.ones(2, np.float32))\ng = Tensor(np.ones(2, np.float32))\n"
-                      "print(ops.GradOperation(get_all=True)(G())(x, g))\n"),
+                      "print(ops.GradOperation(get_all=True)(G())(x, g))\n",
+                at="6:9", message=("bprop of G returns the number 0 as the gradient of input 2, which is a Tensor "
+                                   "at the call: PYNATIVE_MODE rejects its shape; return ops.zeros_like(...) [fails "
+                                   "in PYNATIVE_MODE]")),
     )
 
     def check(self, ctx: Context):
         p = ctx.program
-        ops_alias = _ops_alias(ctx)
+        ops_alias = ops_name(ctx)
         by_fn = {}
         for site in ctx.cell_sites:
             if site.function is not None:

@@ -3,9 +3,10 @@ from __future__ import annotations
 
 from ..engine.context import Context
 from ..engine.model import Applicability, Edit, Fix
-from ..engine.program import is_within, unwrap_parens
-from ..engine.skeletons import zeros_like_call
+from ..engine.trees import is_within, unwrap_parens
+from ..engine.zeros_like import zeros_like_call
 from .base import example, GRAPH, NEVER, Draft, Invalid, Rule, Valid
+from ._imports import ops_name
 from ._returns import AUGMENTED, leaves_of as _leaves, anchor_span, cell_subjects, local_assignments, restrict, return_related, returns_of
 
 
@@ -67,7 +68,7 @@ class NoneGradient(Rule):
                     return x * mask
                 def bprop(self, x, mask, out, dout):
                     return dout * mask, (ops.zeros_like(mask) if self.mask_grad else None)
-            """), line=9, note="an arm of a conditional expression", fixed=example("""
+            """), note="an arm of a conditional expression", fixed=example("""
             from mindspore import nn, ops
 
             class Masked(nn.Cell):
@@ -78,7 +79,10 @@ class NoneGradient(Rule):
                     return x * mask
                 def bprop(self, x, mask, out, dout):
                     return dout * mask, (ops.zeros_like(mask) if self.mask_grad else ops.zeros_like(mask))
-            """)),
+            """),
+                at="9:9", message=("bprop of Masked returns None as gradient 2 (mask): GRAPH_MODE passes None on "
+                                   "(and fails to compile wherever an op computed that input), PYNATIVE_MODE uses "
+                                   "zeros; return ops.zeros_like(...) instead")),
         Invalid(example("""
             from mindspore import nn, ops
 
@@ -89,7 +93,10 @@ class NoneGradient(Rule):
                     grads = [dout * mask]
                     grads.append(None)
                     return tuple(grads)
-            """), line=6, note="None appended to a list returned as tuple(list)"),
+            """), note="None appended to a list returned as tuple(list)",
+                at="6:9", message=("bprop of Mask returns None as gradient 2 (mask): GRAPH_MODE passes None on (and "
+                                   "fails to compile wherever an op computed that input), PYNATIVE_MODE uses zeros; "
+                                   "return ops.zeros_like(...) instead")),
         Invalid(example("""
             from mindspore import nn, ops
 
@@ -105,21 +112,31 @@ class NoneGradient(Rule):
                     self.gate = Gate()
                 def construct(self, x):
                     return self.gate(x, x * 3)
-            """), line=6, note="the caller computes that input with an op: GRAPH fails to compile"),
+            """), note="the caller computes that input with an op: GRAPH fails to compile",
+                at="6:9", message=("bprop of Gate returns None as the gradient of g, which the caller computes with "
+                                   "an op: GRAPH_MODE fails to compile (the op's own bprop gets None), "
+                                   "PYNATIVE_MODE uses zeros; return ops.zeros_like(g) instead [fails in "
+                                   "GRAPH_MODE]")),
         Invalid("from mindspore import nn\nclass M(nn.Cell):\n    def construct(self, x, mask):\n        return x * mask\n"
                 "    def bprop(self, x, mask, out, dout):\n        return dout * mask, None\n",
                 fixed="from mindspore import ops\nfrom mindspore import nn\nclass M(nn.Cell):\n    def construct(self, x, mask):\n"
                       "        return x * mask\n    def bprop(self, x, mask, out, dout):\n"
                       "        return dout * mask, ops.zeros_like(mask)\n",
-                note="ops not imported: the fix imports it"),
+                note="ops not imported: the fix imports it",
+                at="5:9", message=("bprop of M returns None as gradient 2 (mask): GRAPH_MODE passes None on (and "
+                                   "fails to compile wherever an op computed that input), PYNATIVE_MODE uses zeros; "
+                                   "return ops.zeros_like(...) instead")),
         Invalid("from mindspore import nn, ops\nclass M(nn.Cell):\n    def construct(self, x, mask):\n        return x * mask\n"
                 "    def bprop(self, x, mask, out, dout):\n        return dout * mask, None\n",
                 fixed="from mindspore import nn, ops\nclass M(nn.Cell):\n    def construct(self, x, mask):\n        return x * mask\n"
-                      "    def bprop(self, x, mask, out, dout):\n        return dout * mask, ops.zeros_like(mask)\n"),
+                      "    def bprop(self, x, mask, out, dout):\n        return dout * mask, ops.zeros_like(mask)\n",
+                at="5:9", message=("bprop of M returns None as gradient 2 (mask): GRAPH_MODE passes None on (and "
+                                   "fails to compile wherever an op computed that input), PYNATIVE_MODE uses zeros; "
+                                   "return ops.zeros_like(...) instead")),
     )
 
     def check(self, ctx: Context):
-        ops_alias = _ops_alias(ctx)
+        ops_alias = ops_name(ctx)
         sites = {id(site.function.node): site for site in ctx.cell_sites if site.function is not None}
         for subject in cell_subjects(ctx):
             info = returns_of(subject.fn, ctx.program)
@@ -177,8 +194,8 @@ def _instance_truth(ctx, site, cond):
     """True/False when a condition has that value on every instance the file builds: a module flag or literal
     (``const_truth``), or ``self.flag`` / ``not self.flag`` with the values the file's ``Cls(...)`` calls give it
     (GRAPH folds those; PYNATIVE evaluates them the same way). None otherwise."""
-    from ..engine.program import dotted
-    from ..engine.values import const_truth
+    from ..engine.conditions import const_truth
+    from ..engine.trees import dotted
 
     truth = const_truth(ctx.program, cond)
     if truth is not None or site is None:
@@ -201,7 +218,7 @@ def _none_leaf(program, item, assignments, truth_of=None):
     """The ``None`` that makes a gradient entry None on some path: the entry itself, an arm of a conditional
     expression whose condition is not known to pick the other arm, or the value of a local bound once to such.
     Iterative over conditional arms (a bounded stack), so a long chain is read without recursion."""
-    from ..engine.values import const_truth
+    from ..engine.conditions import const_truth
 
     stack = [(item, 0)]
     while stack:
@@ -250,16 +267,6 @@ def _in_construct(node) -> bool:
         parent = parent.parent
     return parent is not None and parent.type == "funcdef" and parent.name.value == "construct" \
         and parent.parent is not None and parent.parent.type == "suite" and parent.parent.parent.type == "classdef"
-
-
-def _ops_alias(ctx) -> str | None:
-    for name, full in ctx.program.imports.items():
-        if full == "mindspore.ops":
-            return name
-    for name, full in ctx.program.imports.items():
-        if full == "mindspore":
-            return f"{name}.ops"
-    return None
 
 
 def _optional_input(fn, name: str, site, index: int) -> bool:

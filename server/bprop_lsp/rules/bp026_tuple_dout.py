@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ..engine.context import Context
 from ..engine.model import Related
-from ..engine.program import iter_own_nodes
+from ..engine.trees import iter_own_nodes
 from .base import BOTH, NEVER, PYNATIVE, Draft, Invalid, Rule, Valid
 from ._returns import ARITH, anchor_span, local_assignments, returns_of
 
@@ -23,7 +23,9 @@ class TupleDout(Rule):
     )
     invalid = (
         Invalid("from mindspore import nn\nclass Two(nn.Cell):\n    def construct(self, x):\n        return x * 0.5, x * 0.5\n"
-                "    def bprop(self, x, out, dout):\n        return (dout * 0.5,)\n"),
+                "    def bprop(self, x, out, dout):\n        return (dout * 0.5,)\n",
+                at="5:9", message=("construct of Two returns 2 values, so `dout` is a 2-tuple, but bprop uses dout "
+                                   "in arithmetic with a number; unpack it first")),
     )
 
     def check(self, ctx: Context):

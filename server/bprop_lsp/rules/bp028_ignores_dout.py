@@ -11,9 +11,11 @@ from __future__ import annotations
 from ..engine.context import Context, Signature
 import re
 
+from ..engine.definitions import Function
 from ..engine.model import Applicability, Edit, Fix, Related
 from ..engine.param_edits import fresh, is_dout_like, is_out_like, used_names
-from ..engine.program import POSITIONAL, Function, iter_scope_nodes
+from ..engine.parsing import POSITIONAL
+from ..engine.trees import iter_scope_nodes
 from .base import example, NEVER, Draft, Invalid, Rule, Valid
 from ._returns import local_assignments, returns_of
 from ._signature import def_span, view
@@ -102,21 +104,37 @@ class IgnoresDout(Rule):
             """), "each input handed back as its own gradient: a stand-in, not a derivative"),
     )
     invalid = (
-        Invalid(_CELL + "        return (ops.cos(x),)\n", note="the local derivative only: dout is never multiplied in"),
+        Invalid(_CELL + "        return (ops.cos(x),)\n", note="the local derivative only: dout is never multiplied in",
+                at="5:9", message=("bprop of Sin never reads `dout`: its gradients do not depend on the downstream "
+                                   "loss (chain rule)")),
         Invalid(_CELL + "        return (out * ops.cos(x),)\n",
-                note="`out` used where the incoming gradient belongs (PyTorch's grad_output): the message says so"),
+                note="`out` used where the incoming gradient belongs (PyTorch's grad_output): the message says so",
+                at="5:9", message=("bprop of Sin never reads `dout`: its gradients do not depend on the downstream "
+                                   "loss (chain rule); it reads `out` (the forward output) — did you mean `dout`? "
+                                   "In MindSpore `out` is the forward result and `dout` the incoming gradient "
+                                   "(PyTorch's grad_output)")),
         Invalid(_CELL.replace("x, out, dout", "x, grad_output, out") + "        return (grad_output * ops.cos(x),)\n",
                 fixed=_CELL.replace("x, out, dout", "x, out, grad_output") + "        return (grad_output * ops.cos(x),)\n",
                 note="PyTorch names: by position `grad_output` is the forward output and `out` the incoming gradient; "
-                     "the (unsafe) fix makes `grad_output` the last parameter"),
+                     "the (unsafe) fix makes `grad_output` the last parameter",
+                at="5:9", message=("bprop of Sin never reads `out` (its last parameter: dout, the incoming "
+                                   "gradient): its gradients do not depend on the downstream loss (chain rule); "
+                                   "MindSpore passes (inputs..., out, dout) by position, so `grad_output` holds the "
+                                   "forward output and `out` the incoming gradient")),
         Invalid(_CELL.replace("x, out, dout", "x, top_grad, dout") + "        return (top_grad * ops.cos(x),)\n",
                 fixed=_CELL.replace("x, out, dout", "x, out, top_grad") + "        return (top_grad * ops.cos(x),)\n",
                 note="a torch-style bprop(self, x, top_grad) after BP001's fix appended dout: the body still reads "
-                     "top_grad, which MindSpore fills with the forward output; the (unsafe) fix makes the chain"),
+                     "top_grad, which MindSpore fills with the forward output; the (unsafe) fix makes the chain",
+                at="5:9", message=("bprop of Sin never reads `dout`: its gradients do not depend on the downstream "
+                                   "loss (chain rule); it reads `top_grad`, which holds the forward output "
+                                   "(MindSpore passes (inputs..., out, dout) by position): if `top_grad` is meant "
+                                   "as the incoming gradient (PyTorch's grad_output), it must be the last parameter")),
         Invalid("import numpy as np\nfrom mindspore import ops\n\ndef sq(x):\n    return x * x\n\n"
                 "def sq_bprop(x, out, dout):\n    return (2 * x,)\n\nop = ops.Custom(sq, out_shape=lambda s: s, "
                 "out_dtype=lambda t: t, func_type='pyfunc',\n                bprop=sq_bprop)\n",
-                note="an ops.Custom bprop"),
+                note="an ops.Custom bprop",
+                at="7:5", message=("ops.Custom bprop sq_bprop never reads `dout`: its gradients do not depend on "
+                                   "the downstream loss (chain rule)")),
     )
 
     def check(self, ctx: Context):

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ..engine.context import Context
 from ..engine.model import Related
-from ..engine.program import iter_own_nodes
+from ..engine.trees import iter_own_nodes
 from .base import example, GRAPH, Draft, Invalid, Rule, Valid
 from ._parameters import LAYER_PARAMETERS, child_cells, parameter_attrs
 from ._signature import def_span, view
@@ -55,7 +55,10 @@ class ParameterInBprop(Rule):
                     return x * 2.0
                 def bprop(self, x, out, dout):
                     return (dout * self.w1,)
-            """), line=12, note="a Parameter made by setattr in a loop"),
+            """), note="a Parameter made by setattr in a loop",
+                at="12:9", message=("bprop of Poly uses the Parameter self.w1: GRAPH_MODE does not support "
+                                    "Parameters in a custom bprop; pass the tensor as a construct input instead "
+                                    "[fails in GRAPH_MODE]")),
         Invalid(example("""
             import numpy as np
             import mindspore as ms
@@ -69,7 +72,10 @@ class ParameterInBprop(Rule):
                     return x * 3.0
                 def bprop(self, x, out, dout):
                     return (dout * self.gain,)
-            """), line=11, note="a Parameter registered with insert_param_to_cell"),
+            """), note="a Parameter registered with insert_param_to_cell",
+                at="11:9", message=("bprop of Amp uses the Parameter self.gain: GRAPH_MODE does not support "
+                                    "Parameters in a custom bprop; pass the tensor as a construct input instead "
+                                    "[fails in GRAPH_MODE]")),
         Invalid(example("""
             from mindspore import nn, Parameter, ParameterTuple, Tensor
 
@@ -81,11 +87,17 @@ class ParameterInBprop(Rule):
                     return x * self.ws[0]
                 def bprop(self, x, out, dout):
                     return (dout * self.ws[1],)
-            """), line=9, note="a Parameter reached through a ParameterTuple", also=("BP031",)),
+            """), note="a Parameter reached through a ParameterTuple", also=("BP031",),
+                at="9:9", message=("bprop of Pair uses the Parameter self.ws: GRAPH_MODE does not support "
+                                   "Parameters in a custom bprop; pass the tensor as a construct input instead "
+                                   "[fails in GRAPH_MODE]")),
         Invalid("import numpy as np\nfrom mindspore import nn, Parameter, Tensor\nclass G(nn.Cell):\n    def __init__(self):\n"
                 "        super().__init__()\n        self.coeff = Parameter(Tensor(np.ones(1, np.float32)), name='coeff')\n"
                 "    def construct(self, x):\n        return x * 1.0\n    def bprop(self, x, out, dout):\n"
-                "        return (-self.coeff * dout,)\n", also=("BP031",)),
+                "        return (-self.coeff * dout,)\n", also=("BP031",),
+                at="9:9", message=("bprop of G uses the Parameter self.coeff: GRAPH_MODE does not support "
+                                   "Parameters in a custom bprop; pass the tensor as a construct input instead "
+                                   "[fails in GRAPH_MODE]")),
     )
 
     def check(self, ctx: Context):

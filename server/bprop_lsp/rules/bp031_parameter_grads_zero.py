@@ -3,9 +3,9 @@ from __future__ import annotations
 
 from ..engine.context import Context
 from ..engine.model import Related
-from ..engine.program import iter_own_nodes, scope_of
+from ..engine.trees import iter_own_nodes, scope_of
 from .base import example, NEVER, Draft, Invalid, Rule, Valid
-from ..engine.values import never_taken
+from ..engine.conditions import never_taken
 from ._parameters import sets_internal_params, trainable_parameter_attrs
 from ._returns import anchor_span, returns_of
 from ._signature import view
@@ -95,7 +95,10 @@ class ParameterGradsZero(Rule):
         Invalid("import numpy as np\nfrom mindspore import nn, Parameter, Tensor\nclass L(nn.Cell):\n    def __init__(self):\n"
                 "        super().__init__()\n        self.weight = Parameter(Tensor(np.ones(3, np.float32)), name='weight')\n"
                 "    def construct(self, x):\n        return x * self.weight\n    def bprop(self, x, out, dout):\n"
-                "        return (dout * 2.0,)\n"),
+                "        return (dout * 2.0,)\n",
+                at="9:9", message=("L uses its Parameter self.weight in construct but has a custom bprop: the "
+                                   "gradient of self.weight is silently zero; pass it in as a construct input "
+                                   "instead")),
         Invalid(example("""
             import numpy as np
             import mindspore as ms
@@ -114,7 +117,9 @@ class ParameterGradsZero(Rule):
                 net = Net()
                 x = ms.Tensor(np.ones(2, np.float32))
                 return ops.GradOperation(get_by_list=True)(net, ParameterTuple(net.trainable_params()))(x)
-            """)),
+            """),
+                at="12:13", message=("Net uses its Parameter self.w in construct but has a custom bprop: the "
+                                     "gradient of self.w is silently zero; pass it in as a construct input instead")),
         Invalid(example("""
             import numpy as np
             import mindspore as ms
@@ -130,7 +135,9 @@ class ParameterGradsZero(Rule):
                     def bprop(self, x, out, dout):
                         return (dout * 2.0,)
                 return Net()
-            """)),
+            """),
+                at="12:13", message=("Net uses its Parameter self.w in construct but has a custom bprop: the "
+                                     "gradient of self.w is silently zero; pass it in as a construct input instead")),
     )
 
     def check(self, ctx: Context):

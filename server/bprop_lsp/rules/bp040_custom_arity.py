@@ -2,11 +2,12 @@
 from __future__ import annotations
 
 from ..engine.context import Context, Signature
-from ..engine.mindspore_api import builtin_ops, getter_sites
+from ..engine.mindspore_api import builtin_ops
 from ..engine.model import Related
-from ..engine.param_edits import fresh, insert_after, is_dout_like, is_out_like, remove_params, used_names
-from ..engine.program import iter_own_nodes
 from ..engine.model import Fix
+from ..engine.param_edits import fresh, insert_after, is_dout_like, is_out_like, remove_params, used_names
+from ..engine.primitive_bprops import getter_sites
+from ..engine.trees import iter_own_nodes
 from .base import example, BOTH, GRAPH, Draft, Invalid, Rule, Valid
 
 
@@ -34,7 +35,9 @@ class CustomArity(Rule):
                 return (3 * x * x * dout,)
 
             op = ops.Custom(cube_np, lambda s: s, lambda t: t, "pyfunc", cube_bprop)
-            """), line=6, note="bprop as Custom's fifth positional argument"),
+            """), note="bprop as Custom's fifth positional argument",
+                at="6:5", message=("ops.Custom bprop cube_bprop takes 4 parameter(s); the op has 1 input(s), so "
+                                   "MindSpore passes 3: (x0, out, dout)")),
         Invalid(example("""
             from mindspore.ops import Custom
 
@@ -48,7 +51,9 @@ class CustomArity(Rule):
 
             backward_fn = make_bprop(0.1)
             leaky = Custom(leaky_np, out_shape=lambda s: s, out_dtype=lambda t: t, func_type="pyfunc", bprop=backward_fn)
-            """), line=7, note="a factory's result through a variable"),
+            """), note="a factory's result through a variable",
+                at="7:9", message=("ops.Custom bprop leaky_bprop takes 2 parameter(s); the op has 1 input(s), so "
+                                   "MindSpore passes 3: (x0, out, dout)")),
         Invalid(example("""
             from mindspore import ops
 
@@ -62,7 +67,9 @@ class CustomArity(Rule):
                 return ops.Custom(fn, out_shape=lambda s: s, out_dtype=lambda t: t, func_type="pyfunc", bprop=bprop)
 
             op = build_op(square, bprop=square_bprop)
-            """), line=6, note="followed into a project helper that builds the Custom op"),
+            """), note="followed into a project helper that builds the Custom op",
+                at="6:5", message=("ops.Custom bprop square_bprop takes 2 parameter(s); the op has 1 input(s), so "
+                                   "MindSpore passes 3: (x0, out, dout)")),
         Invalid("import numpy as np\nfrom mindspore import nn, ops\n\ndef gelu_np(x):\n    return x\n\n"
                 "def gelu_bprop(x, out):\n    return (out * 0 + 1,)\n\n"
                 "op = ops.Custom(gelu_np, out_shape=lambda s: s, out_dtype=lambda t: t, func_type='pyfunc',\n"
@@ -70,11 +77,16 @@ class CustomArity(Rule):
                 fixed="import numpy as np\nfrom mindspore import nn, ops\n\ndef gelu_np(x):\n    return x\n\n"
                       "def gelu_bprop(x, out, dout):\n    return (out * 0 + 1,)\n\n"
                       "op = ops.Custom(gelu_np, out_shape=lambda s: s, out_dtype=lambda t: t, func_type='pyfunc',\n"
-                      "                bprop=gelu_bprop)\n"),
+                      "                bprop=gelu_bprop)\n",
+                at="7:5", message=("ops.Custom bprop gelu_bprop takes 2 parameter(s); the op has 1 input(s), so "
+                                   "MindSpore passes 3: (x0, out, dout)")),
         Invalid("from mindspore.ops import PrimitiveWithInfer\n\nclass MyScale(PrimitiveWithInfer):\n"
                 "    def infer_shape(self, x_shape, y_shape):\n        return x_shape\n    def get_bprop(self):\n"
                 "        def bprop(x, y, out):\n            return out, out\n        return bprop\n",
-                note="the inner bprop of a user Primitive's get_bprop (GRAPH_MODE checks it when the op is used)"),
+                note="the inner bprop of a user Primitive's get_bprop (GRAPH_MODE checks it when the op is used)",
+                at="7:13", message=("the bprop returned for Primitive MyScale takes 3 parameter(s); MyScale has 2 "
+                                    "input(s) (from its infer_shape), so MindSpore passes 4: (x0, x1, out, dout) "
+                                    "[fails in GRAPH_MODE]")),
         Invalid(example("""
             from mindspore import nn, ops
             def fwd(x):
@@ -87,7 +99,10 @@ class CustomArity(Rule):
                     self.op = ops.Custom(fwd, lambda s: s, lambda t: t, func_type="pyfunc", bprop=fwd_bprop)
                 def construct(self, x):
                     return self.op(x)
-            """), note="a defaulted extra: PYNATIVE leaves it its default, GRAPH counts it", line=4),
+            """), note="a defaulted extra: PYNATIVE leaves it its default, GRAPH counts it",
+                at="4:5", message=("ops.Custom bprop fwd_bprop takes 4 parameter(s) (eps defaulted); the op has 1 "
+                                   "input(s), so MindSpore passes 3: GRAPH_MODE counts the defaulted ones too "
+                                   "[fails in GRAPH_MODE]")),
     )
 
     def check(self, ctx: Context):

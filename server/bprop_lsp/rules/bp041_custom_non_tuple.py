@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from ..engine.context import Context
 from .base import Invalid, Rule, Valid
+from ._non_tuple import non_tuple_drafts
 from ._returns import custom_subjects
-from .bp020_non_tuple_return import non_tuple_drafts
 
 
 class CustomNonTuple(Rule):
@@ -25,7 +25,9 @@ class CustomNonTuple(Rule):
                 "func_type='pyfunc',\n                bprop=sq_bprop)\n",
                 fixed="from mindspore import ops\n\ndef sq(x):\n    return x * x\n\ndef sq_bprop(x, out, dout):\n"
                       "    return (2 * x * dout,)\n\nop = ops.Custom(sq, out_shape=lambda s: s, out_dtype=lambda t: t, "
-                      "func_type='pyfunc',\n                bprop=sq_bprop)\n"),
+                      "func_type='pyfunc',\n                bprop=sq_bprop)\n",
+                at="6:5", message=("ops.Custom bprop sq_bprop returns a bare value, not a tuple: GRAPH_MODE "
+                                   "requires a tuple even for one input [fails in GRAPH_MODE]")),
     )
 
     def check(self, ctx: Context):

@@ -34,10 +34,14 @@ class CustomTooFew(Rule):
                     def bprop(x1, x2, out, dout):
                         return (dout,)
                     return bprop
-            """), line=13, note="the bprop a user Primitive's get_bprop returns (GRAPH calls it: no C++ bprop by that name)"),
+            """), note="the bprop a user Primitive's get_bprop returns (GRAPH calls it: no C++ bprop by that name)",
+                at="13:13", message=("the bprop of Primitive PairOp returns 1 gradient(s) for 2 op input(s): return "
+                                     "one per input [fails in GRAPH_MODE]")),
         Invalid("from mindspore import ops\n\ndef mul(x, y):\n    return x * y\n\ndef mul_bprop(x, y, out, dout):\n"
                 "    return (dout * y,)\n\nop = ops.Custom(mul, out_shape=lambda a, b: a, out_dtype=lambda a, b: a, "
-                "func_type='pyfunc',\n                bprop=mul_bprop)\n"),
+                "func_type='pyfunc',\n                bprop=mul_bprop)\n",
+                at="6:5", message=("ops.Custom bprop mul_bprop returns 1 gradient(s) for 2 op input(s): return one "
+                                   "per input")),
     )
 
     def check(self, ctx: Context):

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ..engine.context import Context
-from ..engine.program import iter_scope_nodes
+from ..engine.trees import iter_scope_nodes
 from .base import GRAPH, Draft, Invalid, Rule, Valid
 
 
@@ -20,7 +20,10 @@ class CustomLambdaLine(Rule):
     )
     invalid = (
         Invalid("from mindspore import ops\n\ndouble = ops.Custom(lambda a: a * 2, out_shape=lambda s: s, "
-                "out_dtype=lambda t: t, func_type='pyfunc', bprop=lambda a, out, dout: (dout * 2,))\n"),
+                "out_dtype=lambda t: t, func_type='pyfunc', bprop=lambda a, out, dout: (dout * 2,))\n",
+                at="3:110", message=("lambda bprop of ops.Custom: another lambda shares its line, so GRAPH_MODE "
+                                     "cannot re-parse it from its source line; define the bprop with def (or give "
+                                     "the lambda a line of its own) [fails in GRAPH_MODE]")),
     )
 
     def check(self, ctx: Context):

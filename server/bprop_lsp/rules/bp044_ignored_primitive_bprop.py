@@ -3,7 +3,8 @@ Primitive."""
 from __future__ import annotations
 
 from ..engine.context import Context
-from ..engine.mindspore_api import inner_bprop, ops_with_cpp_bprop, primitive_classes_with_bprop, registrations
+from ..engine.mindspore_api import ops_with_cpp_bprop
+from ..engine.primitive_bprops import inner_bprop, primitive_classes_with_bprop, registrations
 from .base import NEVER, Draft, Invalid, Rule, Valid
 
 
@@ -34,14 +35,22 @@ class IgnoredPrimitiveBprop(Rule):
     invalid = (
         Invalid("from mindspore import ops\nfrom mindspore.ops._grad_experimental.grad_base import bprop_getters\n\n"
                 "@bprop_getters.register(ops.ReLU)\ndef get_bprop_relu(self):\n    def bprop(x, out, dout):\n"
-                "        return (dout * 100,)\n    return bprop\n"),
+                "        return (dout * 100,)\n    return bprop\n",
+                at="6:9", message=("the bprop registered for ReLU is never used: MindSpore's C++ bprop for ReLU "
+                                   "takes precedence; wrap your op in ops.Custom(..., bprop=) or a Cell with a "
+                                   "bprop")),
         Invalid("from mindspore.ops._grad_experimental.grad_base import bprop_getters\n\nKEY = \"Sigmoid\"\n\n\n"
                 "@bprop_getters.register(KEY)\ndef get_bprop_sigmoid(self):\n    def bprop(x, out, dout):\n"
                 "        return (dout,)\n    return bprop\n",
-                note="a string key, here through a module constant"),
+                note="a string key, here through a module constant",
+                at="8:9", message=("the bprop registered for Sigmoid is never used: MindSpore's C++ bprop for "
+                                   "Sigmoid takes precedence; wrap your op in ops.Custom(..., bprop=) or a Cell "
+                                   "with a bprop")),
         Invalid("from mindspore.ops import PrimitiveWithInfer, prim_attr_register\n\nclass Abs(PrimitiveWithInfer):\n"
                 "    @prim_attr_register\n    def __init__(self):\n        pass\n    def bprop(self, x, out, dout):\n"
-                "        return (dout * 100,)\n"),
+                "        return (dout * 100,)\n",
+                at="7:9", message=("a `bprop` method on Primitive Abs is never called: MindSpore looks up get_bprop "
+                                   "only; use ops.Custom(..., bprop=) or a Cell")),
     )
 
     def check(self, ctx: Context):

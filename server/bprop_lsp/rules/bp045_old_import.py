@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ..engine.context import Context
 from ..engine.model import Edit, Fix
-from ..engine.program import call_of
+from ..engine.trees import call_of
 from .base import BOTH, Draft, Invalid, Rule, Valid
 
 OLD_ROOT = "mindspore.ops._grad"
@@ -94,9 +94,13 @@ class OldGradBaseImport(Rule):
         Valid(f"from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n    from {OLD} import bprop_getters\n"),
     )
     invalid = (
-        Invalid(f"from {OLD} import bprop_getters\n", fixed=f"from {NEW} import bprop_getters\n"),
+        Invalid(f"from {OLD} import bprop_getters\n", fixed=f"from {NEW} import bprop_getters\n",
+                at="1:1", message=("`mindspore.ops._grad.grad_base` does not exist in MindSpore 2.x "
+                                   "(ModuleNotFoundError); use mindspore.ops._grad_experimental.grad_base")),
         Invalid("import importlib\n\nbprop_getters = importlib.import_module(\"mindspore.ops._grad.grad_base\").bprop_getters\n",
-                note="the same path as a string"),
+                note="the same path as a string",
+                at="3:41", message=("`mindspore.ops._grad.grad_base` does not exist in MindSpore 2.x "
+                                    "(ModuleNotFoundError); use mindspore.ops._grad_experimental.grad_base")),
     )
 
     def check(self, ctx: Context):

@@ -2,8 +2,10 @@
 from __future__ import annotations
 
 from ..engine.context import Context
+from ..engine.definitions import ClassInfo
 from ..engine.model import Related
-from ..engine.program import ClassInfo, Program, call_arguments, call_of, dotted, iter_scope_nodes
+from ..engine.program import Program
+from ..engine.trees import call_arguments, call_of, dotted, iter_scope_nodes
 from ._signature import def_span
 from .base import GRAPH, Draft, Invalid, Rule, Valid
 
@@ -28,19 +30,28 @@ class BpropDebug(Rule):
     )
     invalid = (
         Invalid("from mindspore import nn\nclass D(nn.Cell):\n    def construct(self, x):\n        return x\n"
-                "    def bprop(self, x, out, dout):\n        return (dout,)\n\nnet = D()\nnet.bprop_debug = True\n"),
+                "    def bprop(self, x, out, dout):\n        return (dout,)\n\nnet = D()\nnet.bprop_debug = True\n",
+                at="5:9", message=("bprop_debug = True reaches D, which has a custom bprop: GRAPH_MODE fails ('The "
+                                   "pointer[graph] is null'); drop bprop_debug or run in PYNATIVE_MODE [fails in "
+                                   "GRAPH_MODE]")),
         Invalid("from mindspore import nn\nclass GradReverse(nn.Cell):\n    def construct(self, x):\n        return x\n"
                 "    def bprop(self, x, out, dout):\n        return (-dout,)\n\nclass Model(nn.Cell):\n"
                 "    def __init__(self, debug=True):\n        super().__init__()\n        self.grl = GradReverse()\n"
                 "        self.grl.bprop_debug = debug\n    def construct(self, x):\n        return self.grl(x)\n\n"
                 "model = Model()\n",
-                note="on a child cell, through a parameter that defaults to True"),
+                note="on a child cell, through a parameter that defaults to True",
+                at="5:9", message=("bprop_debug = True reaches GradReverse, which has a custom bprop: GRAPH_MODE "
+                                   "fails ('The pointer[graph] is null'); drop bprop_debug or run in PYNATIVE_MODE "
+                                   "[fails in GRAPH_MODE]")),
         Invalid("from mindspore import nn\nclass GradReverse(nn.Cell):\n    def construct(self, x):\n        return x\n"
                 "    def bprop(self, x, out, dout):\n        return (-dout,)\n\nclass Model(nn.Cell):\n"
                 "    def __init__(self):\n        super().__init__()\n        self.grl = GradReverse()\n"
                 "    def construct(self, x):\n        return self.grl(x)\n\nnet = Model()\n"
                 "for _, cell in net.cells_and_names():\n    cell.bprop_debug = True\n",
-                note="in a loop over every cell of the network"),
+                note="in a loop over every cell of the network",
+                at="5:9", message=("bprop_debug = True reaches GradReverse, which has a custom bprop: GRAPH_MODE "
+                                   "fails ('The pointer[graph] is null'); drop bprop_debug or run in PYNATIVE_MODE "
+                                   "[fails in GRAPH_MODE]")),
     )
 
     def check(self, ctx: Context):

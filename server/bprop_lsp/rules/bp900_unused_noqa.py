@@ -61,7 +61,9 @@ class UnusedNoqa(Rule):
                     return 2 * x + y
                 def bprop(self, x, y, out, dout):
                     return 2 * dout, dout
-            """), note="an unknown code (a letter O for a zero)"),
+            """), note="an unknown code (a letter O for a zero)",
+                at="6:48", message=("noqa comment with codes that silence nothing (unknown: `BP0O1` (did you mean "
+                                    "BP001?))")),
         Invalid(example("""
             from mindspore import nn
 
@@ -78,7 +80,8 @@ class UnusedNoqa(Rule):
                     return x
                 def bprop(self, x, out, dout):  # noqa: E501
                     return (dout,)
-            """), note="BP020 does not fire here"),
+            """), note="BP020 does not fire here",
+                at="6:45", message="noqa comment with codes that silence nothing (unused: `BP020`)"),
     )
 
     def check(self, ctx) -> Iterator[Draft]:
