@@ -31,7 +31,6 @@ neither ``json`` nor the package walk is paid for, until a file with ``bprop`` i
 """
 from __future__ import annotations
 
-import hashlib
 import os
 import stat
 import sys
@@ -41,6 +40,11 @@ from typing import TYPE_CHECKING, Any
 
 from ..sources import display_path
 from .jobs import NEEDLE, FileResult
+
+try:  # hashlib's own blake2b, without hashlib loading OpenSSL first (~3 ms a run)
+    from _blake2 import blake2b
+except ImportError:  # pragma: no cover - an interpreter without the module
+    from hashlib import blake2b
 
 if TYPE_CHECKING:
     from ..engine.model import Finding
@@ -81,7 +85,7 @@ def code_fingerprint() -> str:
     from .. import __version__
 
     root = Path(__file__).resolve().parent.parent
-    digest = hashlib.blake2b(digest_size=16)
+    digest = blake2b(digest_size=16)
     digest.update(f"{__version__}\0{sys.version}\0{sys.implementation.name}\0".encode())
     for folder, dirs, files in os.walk(root):
         dirs[:] = sorted(d for d in dirs if d != "__pycache__")
@@ -98,7 +102,7 @@ def code_fingerprint() -> str:
 
 
 def content_hash(raw: bytes) -> str:
-    return hashlib.blake2b(raw, digest_size=20).hexdigest()
+    return blake2b(raw, digest_size=20).hexdigest()
 
 
 class ResultCache:
@@ -111,8 +115,9 @@ class ResultCache:
         self._warn = warn or (lambda message: print(f"bprop-lsp: warning: {message}", file=sys.stderr))
         self.enabled = True
         self._prepared = False
-        self.hits = 0
-        self.misses = 0
+        self.hits = 0  # files with bprop whose result was replayed
+        self.misses = 0  # files with bprop looked up and not found
+        self.unread = 0  # files done by their stat alone (with or without bprop)
         self.started_ns = time.time_ns()  # before any file of this run is stat'ed or read
         self._index: dict | None = None  # abspath -> record, as read (files.index)
         self._index_stamp: tuple | None = None  # (ino, size, mtime_ns) of files.index as read
@@ -160,7 +165,7 @@ class ResultCache:
         verify = job.options.shows_fixes or job.options.fix or job.options.diff
         parts = (str(SCHEMA), self.fingerprint, os.path.abspath(job.path), label, repr(job.settings),
                  str(bool(verify)))
-        return hashlib.blake2b("\0".join(parts).encode("utf-8", "surrogatepass"), digest_size=20).hexdigest()
+        return blake2b("\0".join(parts).encode("utf-8", "surrogatepass"), digest_size=20).hexdigest()
 
     # -- the stat index ---------------------------------------------------------------------------------------
     def known(self, path: str, st: os.stat_result) -> str | None:
@@ -170,9 +175,9 @@ class ResultCache:
         absolute = os.path.abspath(path)
         self._seen.add(absolute)
         record = self._index_new.get(absolute) or files.get(absolute)
-        if record.__class__ is not list or len(record) != 7 or record[:6] != signature(st):
+        if record.__class__ is not list or not record or record[:-1] != signature(st):
             return None
-        digest = record[6]
+        digest = record[-1]
         if digest.__class__ is not str or not (digest == "" or _is_digest(digest)):
             return None
         return digest
@@ -207,6 +212,7 @@ class ResultCache:
             return None
         label = job.display or display_path(job.path)
         if digest == "":
+            self.unread += 1
             return FileResult(label, checked=True)
         if not self._ready():
             return None
@@ -220,6 +226,7 @@ class ResultCache:
         result = _decode_result(data, label, "")
         if result is not None:
             self.hits += 1
+            self.unread += 1
         return result
 
     def _load_index(self) -> dict:

@@ -323,6 +323,10 @@ def _check(args, paths, resolver, fmt, workers, out_file, started) -> int:
         results = run_jobs(jobs, workers, collected, cache)
     finally:
         progress.clear()
+    if cache is not None:
+        _verbose(args, f"cache {cache.directory}: {cache.unread} file{'s' if cache.unread != 1 else ''} known by "
+                       f"their stat (not read), {cache.hits} result{'s' if cache.hits != 1 else ''} replayed, "
+                       f"{cache.misses} checked")
 
     reported: list[Reported] = []
     for result in sorted(results, key=lambda r: _path_order(r.path)):
