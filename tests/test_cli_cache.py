@@ -124,6 +124,24 @@ def test_a_tree_without_bprop_makes_no_cache_folder(capsys, tmp_path, monkeypatc
     assert not (tmp_path / cache_mod.DIR_NAME).exists()
 
 
+def test_files_without_bprop_are_recorded_once_the_folder_exists(capsys, tmp_path, monkeypatch, reads):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(cache_mod, "RACY_NS", 0)
+    (tmp_path / "a.py").write_text("x = 1\n")
+    run(capsys, "a.py")
+    assert not (tmp_path / cache_mod.DIR_NAME).exists()  # (still made only for a file with bprop)
+    (tmp_path / "b.py").write_text(CLEAN)
+    run(capsys, ".")
+    reads.clear()
+    run(capsys, "a.py")
+    assert reads == []  # recorded by the run that made the folder
+    (tmp_path / "c.py").write_text("y = 2\n")
+    run(capsys, "c.py")  # no file with bprop in this run: the folder there is used all the same
+    reads.clear()
+    run(capsys, "c.py")
+    assert reads == []
+
+
 def test_an_edited_file_is_analysed_again(capsys, tree, analyses):
     run(capsys, "pkg")
     analyses.clear()

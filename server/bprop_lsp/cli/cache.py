@@ -252,8 +252,18 @@ class ResultCache:
 
     def close(self) -> None:
         """Write what this run learnt to the index (merged with what another run wrote meanwhile)."""
-        if not self._index_new or not self._prepared or not self.enabled:
+        if not self._index_new or not self.enabled:
             return
+        if not self._prepared:
+            # No file with bprop was looked up: the folder is not made for this run, but one made before is used
+            # (a run over files without bprop is then not read again either).
+            try:
+                if not stat.S_ISDIR(os.lstat(self.entries).st_mode):
+                    return
+            except OSError:
+                return
+            if not self._ready():
+                return
         # Merged with what is there now: another run may have written it meanwhile (a record is right for its stat
         # forever, whoever wrote it).
         try:
