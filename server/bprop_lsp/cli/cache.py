@@ -160,19 +160,21 @@ class ResultCache:
             self._warn(message)
 
     # -- keys -------------------------------------------------------------------------------------------------
-    def key(self, job: "Job", label: str) -> str:
-        """The name of ``job``'s entry (``label``: the file's name as reported)."""
+    def key(self, job: "Job", label: str, absolute: str | None = None) -> str:
+        """The name of ``job``'s entry (``label``: the file's name as reported; ``absolute``: its path's)."""
         verify = job.options.shows_fixes or job.options.fix or job.options.diff
-        parts = (str(SCHEMA), self.fingerprint, os.path.abspath(job.path), label, repr(job.settings),
+        parts = (str(SCHEMA), self.fingerprint, absolute or os.path.abspath(job.path), label, repr(job.settings),
                  str(bool(verify)))
         return blake2b("\0".join(parts).encode("utf-8", "surrogatepass"), digest_size=20).hexdigest()
 
     # -- the stat index ---------------------------------------------------------------------------------------
-    def known(self, path: str, st: os.stat_result) -> str | None:
-        """What the index says of the file at ``path`` whose stat is ``st``: ``""`` (no ``bprop``, plain text),
-        the hash of its bytes, or None (no record for exactly this stat)."""
+    def known(self, path: str, st: os.stat_result, absolute: str | None = None) -> str | None:
+        """What the index says of the file at ``path`` (``absolute``: its absolute path, if known) whose stat is
+        ``st``: ``""`` (no ``bprop``, plain text), the hash of its bytes, or None (no record for exactly this
+        stat)."""
         files = self._load_index()
-        absolute = os.path.abspath(path)
+        if absolute is None:
+            absolute = os.path.abspath(path)
         self._seen.add(absolute)
         record = self._index_new.get(absolute) or files.get(absolute)
         if record.__class__ is not list or not record or record[:-1] != signature(st):
@@ -207,7 +209,8 @@ class ResultCache:
             return None  # reading it says why
         if not stat.S_ISREG(st.st_mode):
             return None
-        digest = self.known(job.path, st)
+        absolute = os.path.abspath(job.path)
+        digest = self.known(job.path, st, absolute)
         if digest is None:
             return None
         label = job.display or display_path(job.path)
@@ -216,7 +219,7 @@ class ResultCache:
             return FileResult(label, checked=True)
         if not self._ready():
             return None
-        key = self.key(job, label)
+        key = self.key(job, label, absolute)
         data = self._read(key)
         if data is None or data.get("content") != digest or not self._deps_unchanged(data):
             return None
