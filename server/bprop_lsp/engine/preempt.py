@@ -3,9 +3,10 @@ asked whether to go on.
 
 A fix check (a fork's parse and its rules run again) or a workspace file's analysis is one job on the server's
 worker, seconds long for a large file; a keystroke that arrives meanwhile waited for the whole of it (issue 25,
-item 9). ``poll()`` is called between the steps of a check, before each rule and after each draft a rule yields
-(a rule's generator suspended at a ``yield`` is a safe place to stop: no function it called is half done), and,
-through ``ParsedDocument.pause``, every ``PAUSE_TOKENS`` tokens of a full parse. It either returns (go on),
+item 9). ``poll()`` is called between the steps of a check, before each rule, after each draft a rule yields (a
+rule's generator suspended at a ``yield`` is a safe place to stop: no function it called is half done) and before
+each Cell a rule's loop over ``ctx.cell_sites`` visits, and, through ``ParsedDocument.pause``, every
+``PAUSE_TOKENS`` tokens of a full parse. It either returns (go on),
 blocks (the workspace scan waits while the worker has work) or raises :class:`Abandoned` (a fix check stops: its
 result is recomputed later anyway).
 """
@@ -34,8 +35,9 @@ def stop_when(stale: Callable[[], bool] | None) -> Callable[[], None] | None:
 
 
 class _Polled:
-    """``rule`` with ``poll()`` asked before it starts and after each draft it yields; every other attribute is
-    the rule's own."""
+    """``rule`` with ``poll()`` asked before it starts, after each draft it yields and before each Cell it visits
+    (a rule that finds nothing in a file of 1,500 Cells ran 50-270 ms without yielding); every other attribute
+    is the rule's own."""
 
     def __init__(self, rule, poll: Callable[[], None]):
         self._rule = rule
@@ -47,9 +49,41 @@ class _Polled:
     def check(self, ctx) -> Iterator:
         poll = self._poll
         poll()
-        for draft in self._rule.check(ctx):
-            yield draft
+        view = _view(ctx, poll)
+        try:
+            for draft in self._rule.check(view):
+                yield draft
+                poll()
+        finally:
+            for name, value in view.__dict__.items():  # what the rule cached on the view, for the next rules
+                if name not in ctx.__dict__:
+                    ctx.__dict__[name] = value
+
+
+class _PolledSites(list):
+    """``ctx.cell_sites``, asking ``poll()`` before each site an iteration hands out (the rule's loop is then
+    between two sites: a place to wait at, or to stop at in a fix check, whose Context is thrown away)."""
+
+    __slots__ = ("_poll",)
+
+    def __init__(self, sites, poll: Callable[[], None]):
+        super().__init__(sites)
+        self._poll = poll
+
+    def __iter__(self):
+        poll = self._poll
+        for site in list.__iter__(self):
             poll()
+            yield site
+
+
+def _view(ctx, poll: Callable[[], None]):
+    """``ctx`` for one rule, its ``cell_sites`` polled (the rule memo's per-Cell views are made the same way)."""
+    sites = ctx.cell_sites
+    view = object.__new__(type(ctx))
+    view.__dict__.update(ctx.__dict__)
+    view.__dict__["cell_sites"] = _PolledSites(sites, poll)
+    return view
 
 
 def polled(rules: Sequence, poll: Callable[[], None] | None) -> Sequence:
