@@ -35,8 +35,13 @@ NONE_GRAD = (
 SYNTAX = "from mindspore import nn\nclass A(nn.Cell):\n    def bprop(self, x, out):\n        return (out,\n"
 
 
-@pytest.fixture
-def tree(tmp_path, monkeypatch):
+@pytest.fixture(params=["hashed", "by-stat"])
+def tree(request, tmp_path, monkeypatch):
+    """The project; every test runs twice: with files too young to be trusted by their stat (as files written a
+    moment ago are: each is read and hashed), and with the racy window shut (``RACY_NS = 0``: a file written
+    before the run is known by its stat, as a checkout's files are)."""
+    if request.param == "by-stat":
+        monkeypatch.setattr(cache_mod, "RACY_NS", 0)
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv(cache_mod.ENV_VAR, raising=False)
     (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n")
@@ -61,6 +66,26 @@ def analyses(monkeypatch):
 
     monkeypatch.setattr(jobs, "analyze", counting)
     return seen
+
+
+@pytest.fixture
+def reads(monkeypatch):
+    """The source files read (by their path), through the one function every read of a source goes through."""
+    from bprop_lsp import sources
+
+    seen: list[str] = []
+    real = sources._read_regular
+
+    def counting(path, limit, stat_out=None):
+        seen.append(os.path.basename(path))
+        return real(path, limit, stat_out)
+
+    monkeypatch.setattr(sources, "_read_regular", counting)
+    return seen
+
+
+def index(folder: Path) -> dict:
+    return json.loads((folder / f"v{cache_mod.SCHEMA}" / cache_mod.INDEX_NAME).read_text())["files"]
 
 
 def run(capsys, *argv):
@@ -97,6 +122,24 @@ def test_a_tree_without_bprop_makes_no_cache_folder(capsys, tmp_path, monkeypatc
     (tmp_path / "a.py").write_text("x = 1\n")
     assert run(capsys, ".")[0] == 0
     assert not (tmp_path / cache_mod.DIR_NAME).exists()
+
+
+def test_files_without_bprop_are_recorded_once_the_folder_exists(capsys, tmp_path, monkeypatch, reads):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(cache_mod, "RACY_NS", 0)
+    (tmp_path / "a.py").write_text("x = 1\n")
+    run(capsys, "a.py")
+    assert not (tmp_path / cache_mod.DIR_NAME).exists()  # (still made only for a file with bprop)
+    (tmp_path / "b.py").write_text(CLEAN)
+    run(capsys, ".")
+    reads.clear()
+    run(capsys, "a.py")
+    assert reads == []  # recorded by the run that made the folder
+    (tmp_path / "c.py").write_text("y = 2\n")
+    run(capsys, "c.py")  # no file with bprop in this run: the folder there is used all the same
+    reads.clear()
+    run(capsys, "c.py")
+    assert reads == []
 
 
 def test_an_edited_file_is_analysed_again(capsys, tree, analyses):
@@ -278,3 +321,188 @@ def test_findings_survive_the_json_round_trip(tree):
     for text in (SEED, NONE_GRAD):
         for f in checker.analyze(text).findings:
             assert cache_mod.decode_finding(json.loads(json.dumps(cache_mod.encode_finding(f)))) == f
+
+
+# -- the stat index (files.index) -----------------------------------------------------------------------------
+
+QUIET = CLEAN  # a bprop file without findings: replayed from its stat alone
+# The same number of bytes, one finding (BP014: the last parameters named (dout, out)).
+SWAPPED = CLEAN.replace("out, dout):", "dout, out):")
+assert len(SWAPPED) == len(QUIET) and SWAPPED != QUIET
+
+
+@pytest.fixture
+def trusted(tree, monkeypatch):
+    """The tree with the racy window shut, plus a bprop file without findings."""
+    monkeypatch.setattr(cache_mod, "RACY_NS", 0)
+    (tree / "pkg" / "quiet.py").write_text(QUIET)
+    return tree
+
+
+def test_an_unchanged_file_is_not_even_read(capsys, trusted, analyses, reads):
+    first = run(capsys, "pkg")
+    assert sorted(reads) == ["broken.py", "gate.py", "plain.py", "quiet.py", "seed.py"]
+    reads.clear()
+    analyses.clear()
+    assert run(capsys, "pkg") == first
+    assert analyses == []
+    # Files without findings are done by their stat; those with findings are read for their text (not analysed).
+    assert sorted(reads) == ["gate.py", "seed.py"]
+    records = index(trusted / cache_mod.DIR_NAME)
+    assert records[str(trusted / "pkg" / "plain.py")][-1] == ""  # no bprop
+    assert records[str(trusted / "pkg" / "quiet.py")][-1] == cache_mod.content_hash(QUIET.encode())
+
+
+def test_a_touched_file_with_the_same_bytes_is_hashed_not_analysed(capsys, trusted, analyses, reads):
+    first = run(capsys, "pkg")
+    quiet = trusted / "pkg" / "quiet.py"
+    st = os.stat(quiet)
+    os.utime(quiet, ns=(st.st_atime_ns, st.st_mtime_ns - 10**9))
+    analyses.clear()
+    reads.clear()
+    assert run(capsys, "pkg") == first
+    assert analyses == [] and "quiet.py" in reads and "plain.py" not in reads
+    reads.clear()
+    assert run(capsys, "pkg") == first
+    assert "quiet.py" not in reads  # its new stat was recorded
+
+
+def test_new_bytes_under_the_old_size_and_mtime_are_checked(capsys, trusted, analyses):
+    run(capsys, "pkg")
+    quiet = trusted / "pkg" / "quiet.py"
+    st = os.stat(quiet)
+    quiet.write_text(SWAPPED)
+    os.utime(quiet, ns=(st.st_atime_ns, st.st_mtime_ns))  # as `cp -p`, `rsync -a` or a tar extraction leave it
+    assert os.stat(quiet).st_size == st.st_size and os.stat(quiet).st_mtime_ns == st.st_mtime_ns
+    analyses.clear()
+    code, out, _ = run(capsys, "--output-format", "concise", "pkg")
+    assert analyses == [SWAPPED] and "quiet.py" in out and "BP014" in out  # the change time told
+
+
+@pytest.mark.parametrize("window", ["default", "shut"])
+def test_a_rewrite_the_stat_cannot_tell_is_caught_by_the_racy_window(capsys, tree, analyses, monkeypatch, window):
+    """A file system whose stat shows only size and mtime (coarse time stamps, no change time or inode worth
+    comparing): a file rewritten in the same tick with the same size looks unchanged. Files younger than
+    RACY_NS at the run's start are never recorded, so the rewrite is read and checked; with the window shut
+    the stale result would be replayed (what the window is for)."""
+    monkeypatch.setattr(cache_mod, "signature", lambda st: [st.st_size, st.st_mtime_ns])
+    if window == "shut":
+        monkeypatch.setattr(cache_mod, "RACY_NS", 0)
+    else:
+        monkeypatch.setattr(cache_mod, "RACY_NS", 2 * 10**9)
+    quiet = tree / "pkg" / "quiet.py"
+    quiet.write_text(QUIET)
+    run(capsys, "pkg")
+    st = os.stat(quiet)
+    quiet.write_text(SWAPPED)
+    os.utime(quiet, ns=(st.st_atime_ns, st.st_mtime_ns))
+    analyses.clear()
+    code, out, _ = run(capsys, "--output-format", "concise", "pkg")
+    if window == "default":
+        assert SWAPPED in analyses and "BP014" in out
+    else:
+        assert analyses == [] and "BP014" not in out
+
+
+def test_remember_keeps_only_files_older_than_the_racy_window(tmp_path):
+    cache = cache_mod.ResultCache(tmp_path / "c", fingerprint="fp")
+    path = tmp_path / "a.py"
+    path.write_text("x = 1\n")
+    st = os.stat(path)
+    cache.remember(str(path), st, "")
+    assert cache.known(str(path), st) is None  # written a moment ago: only its bytes can tell
+    cache.started_ns = max(st.st_mtime_ns, st.st_ctime_ns) + cache_mod.RACY_NS + 1
+    cache.remember(str(path), st, "")
+    assert cache.known(str(path), st) == ""
+    cache.started_ns = max(st.st_mtime_ns, st.st_ctime_ns) + cache_mod.RACY_NS
+    other = cache_mod.ResultCache(tmp_path / "c", fingerprint="fp")
+    other.started_ns = cache.started_ns
+    other.remember(str(path), st, "")
+    assert other.known(str(path), st) is None  # exactly at the window's edge: not trusted
+
+
+@pytest.mark.parametrize("junk", [b"", b"not json", b"[]", b'{"schema": 99, "needle": "bprop", "files": {}}',
+                                  b'{"schema": 1, "needle": "other", "files": {}}', b"[" * 100000, "records"])
+def test_a_corrupt_or_foreign_index_is_ignored_and_rewritten(capsys, trusted, analyses, reads, junk):
+    first = run(capsys, "pkg")
+    path = trusted / cache_mod.DIR_NAME / f"v{cache_mod.SCHEMA}" / cache_mod.INDEX_NAME
+    if junk == "records":  # records of the wrong shapes, or a digest that is not one, for real stats
+        records = json.loads(path.read_text())
+        for i, (name, record) in enumerate(sorted(records["files"].items())):
+            records["files"][name] = [record[:3], record[:-1] + ["zz"], record[:-1] + [7], "x", None][i % 5]
+        junk = json.dumps(records).encode()
+    path.write_bytes(junk)
+    reads.clear()
+    assert run(capsys, "pkg") == first
+    assert len(reads) == 5  # every file read again
+    assert index(trusted / cache_mod.DIR_NAME)  # and recorded again
+
+
+def test_the_index_is_never_written_through_a_link(capsys, trusted, tmp_path_factory):
+    first = run(capsys, "pkg")
+    outside = tmp_path_factory.mktemp("outside") / "precious.txt"
+    outside.write_text("keep me\n")
+    path = trusted / cache_mod.DIR_NAME / f"v{cache_mod.SCHEMA}" / cache_mod.INDEX_NAME
+    path.unlink()
+    path.symlink_to(outside)
+    assert run(capsys, "pkg") == first
+    assert outside.read_text() == "keep me\n" and not path.is_symlink()
+    assert index(trusted / cache_mod.DIR_NAME)
+
+
+def test_runs_over_other_folders_keep_each_others_records(capsys, trusted):
+    (trusted / "other").mkdir()
+    (trusted / "other" / "more.py").write_text(QUIET)
+    run(capsys, "pkg")
+    run(capsys, "other")
+    records = index(trusted / cache_mod.DIR_NAME)
+    assert str(trusted / "other" / "more.py") in records and str(trusted / "pkg" / "quiet.py") in records
+
+
+def test_an_index_written_meanwhile_by_another_run_is_merged(tmp_path):
+    folder = tmp_path / "c"
+    a, b = (cache_mod.ResultCache(folder, fingerprint="fp") for _ in range(2))
+    for cache, name in ((a, "a.py"), (b, "b.py")):
+        path = tmp_path / name
+        path.write_text("x = 1\n")
+        cache.started_ns = time_ns_after(path)
+        assert cache._ready()
+        cache.remember(str(path), os.stat(path), "")
+    a.close()
+    b.close()  # b read no index (there was none): it merges a's
+    assert set(index(folder)) == {str(tmp_path / "a.py"), str(tmp_path / "b.py")}
+
+
+def time_ns_after(path: Path) -> int:
+    st = os.stat(path)
+    return max(st.st_mtime_ns, st.st_ctime_ns) + cache_mod.RACY_NS + 1
+
+
+def test_an_entry_is_replayed_only_while_its_dependencies_are_unchanged(capsys, trusted, analyses):
+    first = run(capsys, "pkg")
+    base = trusted / "pkg" / "base_dep.txt"
+    base.write_text("class Base: ...\n")
+    folder = trusted / cache_mod.DIR_NAME
+    for entry in entries(folder):
+        data = json.loads(entry.read_text())
+        data["depends"] = [[str(base), cache_mod.content_hash(base.read_bytes())]]
+        entry.write_text(json.dumps(data))
+    analyses.clear()
+    assert run(capsys, "pkg") == first
+    assert analyses == []
+    base.write_text("class Base: pass\n")  # another size: another stat, another hash
+    assert run(capsys, "pkg") == first
+    assert len(analyses) == 4  # every file with bprop depended on it
+
+
+def test_fix_and_diff_check_what_they_write_with_files_known_by_stat(capsys, trusted, analyses):
+    run(capsys, "pkg")
+    code, out, _ = run(capsys, "--diff", "pkg")
+    assert "+    def bprop(self, x, y, out, dout):" in out
+    assert (trusted / "pkg" / "seed.py").read_text() == SEED
+    analyses.clear()
+    run(capsys, "--fix", "pkg")
+    assert (trusted / "pkg" / "seed.py").read_text() == CLEAN and SEED in analyses
+    analyses.clear()
+    code, out, _ = run(capsys, "--output-format", "concise", "pkg")
+    assert "seed.py" not in out and analyses == [CLEAN]  # the written file is checked anew

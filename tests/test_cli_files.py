@@ -362,3 +362,43 @@ def test_sarif_artifact_uris_are_percent_encoded(capsys, tmp_path, monkeypatch):
     from urllib.parse import unquote
 
     assert sorted(unquote(u) for u in uris) == sorted(names)
+
+
+def test_the_settings_resolver_finds_the_same_pyproject_as_find_pyproject(tmp_path):
+    """The resolver asks each folder once (cli/check.py: realpath and the nearest pyproject.toml memoised along the
+    parents); the answers must be find_pyproject's, through linked folders too."""
+    import argparse
+    from pathlib import Path
+
+    from bprop_lsp.cli.check import SettingsResolver
+    from bprop_lsp.engine.settings import find_pyproject
+
+    (tmp_path / "proj" / "a" / "b").mkdir(parents=True)
+    (tmp_path / "proj" / "pyproject.toml").write_text("")
+    (tmp_path / "proj" / "a" / "pyproject.toml").write_text("")
+    (tmp_path / "other" / "deep").mkdir(parents=True)
+    (tmp_path / "proj" / "a" / "b" / "link").symlink_to(tmp_path / "other" / "deep", target_is_directory=True)
+    (tmp_path / "loose").mkdir()
+    args = argparse.Namespace(config=None, isolated=False, **{o.attr: None for o in __import__(
+        "bprop_lsp.engine.options", fromlist=["OPTIONS"]).OPTIONS if o.flag})
+    resolver = SettingsResolver(args)
+    folders = ["proj", "proj/a", "proj/a/b", "proj/a/b/link", "other/deep", "loose", "proj/a/b/link/../.."]
+    for folder in folders * 2:  # (the second time from the memo)
+        path = str(tmp_path / folder / "x.py")
+        expected = find_pyproject(Path(os.path.dirname(os.path.abspath(path))).resolve())
+        assert resolver.pyproject_for(path, is_file=True) == expected, folder
+
+
+def test_virtual_environments_and_other_files_are_passed_over(capsys, tmp_path):
+    (tmp_path / "venvish" / "lib").mkdir(parents=True)
+    (tmp_path / "venvish" / "pyvenv.cfg").write_text("home = /usr\n")
+    (tmp_path / "venvish" / "lib" / "m.py").write_text(SEED)
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "m.py").write_text(SEED)
+    for name in ("data.bin", "notes.txt", "m.pyc"):
+        (tmp_path / "pkg" / name).write_text(SEED)
+    code, out, err = run(capsys, "check", "--output-format", "concise", "--no-cache", str(tmp_path))
+    assert out.count("BP001") == 1 and "pkg" in out and "venvish" not in out
+    # A walk that starts inside a virtual environment checks it (only folders below the start are passed over).
+    code, out, err = run(capsys, "check", "--output-format", "concise", "--no-cache", str(tmp_path / "venvish"))
+    assert out.count("BP001") == 1

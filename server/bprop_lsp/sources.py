@@ -161,17 +161,23 @@ def _walk_dir(root: str, exclude: tuple[str, ...], respect_gitignore: bool, repo
         try:
             st = os.stat(frame.path)
             with os.scandir(frame.path) as it:
-                entries = sorted(it, key=lambda e: e.name)
+                listing = list(it)
         except OSError as exc:
             report(frame.path, f"cannot read directory: {exc.strerror or exc}", True)
             continue
+        names = {e.name for e in listing}
+        if not frame.top and "pyvenv.cfg" in names:
+            continue  # a virtual environment (not counted as ignored)
         if (st.st_dev, st.st_ino) in visited:
             report(frame.path, "directory reached twice (a loop through a mount); skipped", False)
             continue
         visited.add((st.st_dev, st.st_ino))
+        # Regular files that are not Python are dropped before anything is done with them (most of a package's
+        # files: data, headers, libraries); the rest in name order, so that the walk's order is the same anywhere.
+        entries = sorted((e for e in listing if e.name.endswith(SUFFIXES) or not _regular_entry(e)),
+                         key=_entry_name)
         ignores, gitignores, in_repo = frame.ignores, frame.gitignores, frame.in_repo
         if respect_gitignore:
-            names = {e.name for e in entries}
             if ".git" in names and not frame.top:
                 # A nested repository: the outer repository's .gitignore files stop at its edge.
                 gitignores, in_repo = _repo_root_ignores(frame.path, frame.parts, report, global_excludes), True
@@ -196,8 +202,6 @@ def _walk_dir(root: str, exclude: tuple[str, ...], respect_gitignore: bool, repo
                     continue
                 if _excluded(path, name, exclude) or _ignored(parts, True, ignores, gitignores):
                     stats.ignored_dirs += 1
-                    continue
-                if os.path.exists(os.path.join(path, "pyvenv.cfg")):
                     continue
                 subdirs.append(_Frame(path, parts, ignores, gitignores, in_repo))
                 continue
@@ -238,6 +242,18 @@ def _walk_dir(root: str, exclude: tuple[str, ...], respect_gitignore: bool, repo
                 via = " (through a symbolic link)" if is_link else ""
                 report(path, f"{_file_kind(mode)}{via}, not a regular file; skipped", False)
         stack.extend(reversed(subdirs))
+
+
+def _entry_name(entry: os.DirEntry) -> str:
+    return entry.name
+
+
+def _regular_entry(entry: os.DirEntry) -> bool:
+    """Whether the entry is known to be a regular file (not a link), from the listing alone where it can tell."""
+    try:
+        return entry.is_file(follow_symlinks=False)
+    except OSError:
+        return False  # the walk reports it
 
 
 def _skipped(path, name, parts, is_dir, exclude, ignores, gitignores) -> bool:
@@ -330,8 +346,11 @@ def _root_frame(root: str, respect_gitignore: bool, report: OnSkip, global_exclu
 
 # ---------------------------------------------------------------------------------------------------- reading
 
-def _read_regular(path: str, limit: int) -> bytes:
-    """The bytes of ``path`` if it is a regular file of at most ``limit`` bytes (else SourceError)."""
+def _read_regular(path: str, limit: int, stat_out: list | None = None) -> bytes:
+    """The bytes of ``path`` if it is a regular file of at most ``limit`` bytes (else SourceError).
+
+    ``stat_out``: the open file's ``fstat``, taken before its bytes are read, is appended to it (the result cache
+    keys a file by it: a stat older than the bytes read, never newer)."""
     st = os.stat(path)
     if not stat.S_ISREG(st.st_mode):
         raise SourceError(f"{_file_kind(st.st_mode)}, not a regular file")
@@ -343,6 +362,8 @@ def _read_regular(path: str, limit: int) -> bytes:
             raise SourceError(f"{_file_kind(st.st_mode)}, not a regular file")
         if st.st_size > limit:
             raise SourceError(_too_large(st.st_size, limit))
+        if stat_out is not None:
+            stat_out.append(st)
         raw = _read_fd(fd, limit + 1)
         if len(raw) > limit:  # grew after the fstat
             raise SourceError(_too_large(len(raw), limit))
@@ -406,16 +427,18 @@ def read_source(path: str, stdin: io.BufferedReader | None = None, display: str 
     return SourceFile(label, text, encoding, raw, origin)
 
 
-def read_source_if(path: str, needle: str, display: str | None = None) -> SourceFile | None:
+def read_source_if(path: str, needle: str, display: str | None = None,
+                   stat_out: list | None = None) -> SourceFile | None:
     """``read_source(path)`` if the file's text contains ``needle`` (ASCII), else None; the same SourceError
     as ``read_source`` for a file that cannot be read or decoded, whether or not it contains ``needle``.
 
     Most files of a repository lack the needle: for those that are plain UTF-8 (no NUL, no coding declaration in
     the first two lines) one C-speed decode proves they decode, and no text is kept. In UTF-8 an ASCII word is
     in the text exactly when its bytes are in the file; other encodings are decoded and searched as text.
+    ``stat_out``: as for ``_read_regular``.
     """
     label = display or display_path(path)
-    raw = _read_source_bytes(path, label)
+    raw = _read_source_bytes(path, label, stat_out)
     if needle.encode("ascii") not in raw and _plain_utf8(raw):
         return None
     text, encoding = decode(raw, label)
@@ -442,9 +465,9 @@ def _plain_utf8(raw: bytes) -> bool:
     return True
 
 
-def _read_source_bytes(path: str, label: str) -> bytes:
+def _read_source_bytes(path: str, label: str, stat_out: list | None = None) -> bytes:
     try:
-        return _read_regular(path, MAX_BYTES)
+        return _read_regular(path, MAX_BYTES, stat_out)
     except FileNotFoundError:
         raise SourceError(f"{label}: no such file or directory") from None
     except SourceError as exc:

@@ -159,3 +159,50 @@ def test_a_keystroke_is_not_held_up_by_the_workspace_scan(tmp_path):
         server.response(scan, timeout=300)
     finally:
         server.close()
+
+
+def test_a_keystroke_is_not_queued_behind_a_whole_fix_check(tmp_path):
+    """BP001 made endlessly slow inside fix re-checks (slow_check_server.py: a check never ends by itself, 20 ms a
+    Cell): keystrokes of another document and of the document itself still get their diagnostics, because the
+    running check gives way (engine/preempt.py) and is queued again behind them. Before, a keystroke waited for
+    the whole check it arrived in."""
+    import sys
+    from pathlib import Path
+
+    checks = tmp_path / "checks.log"
+    server = RawServer([sys.executable, str(Path(__file__).parent / "slow_check_server.py")],
+                       env={"BPROP_TEST_CHECKS": str(checks)})
+
+    def log() -> list[str]:
+        return checks.read_text().split() if checks.exists() else []
+
+    def wait_log(n_starts: int) -> None:
+        deadline = time.monotonic() + 60
+        while log().count("start") < n_starts:
+            assert time.monotonic() < deadline, log()
+            time.sleep(0.05)
+
+    def push(uri, version):
+        return server.wait_notification(lambda m: m["method"] == "textDocument/publishDiagnostics"
+                                        and m["params"]["uri"] == uri and m["params"].get("version") == version)
+
+    try:
+        server.initialize(PUSH_CAPS)
+        other, big = "file:///tmp/bprop-prio/other.py", "file:///tmp/bprop-prio/checked.py"
+        server.open(other, "from mindspore import nn\n" + GOOD.format(i=0))
+        push(other, 1)
+        server.open(big, program(20))
+        assert len(push(big, 1)["params"]["diagnostics"]) == 20
+        wait_log(1)  # a re-check runs (and would run for ever)
+        server.notify("textDocument/didChange", {"textDocument": {"uri": other, "version": 2}, "contentChanges": [
+            {"range": {"start": {"line": 1, "character": 0}, "end": {"line": 1, "character": 0}}, "text": "#"}]})
+        assert push(other, 2)["params"]["diagnostics"] == []
+        assert log()[:2] == ["start", "end"], log()  # the check stopped for the keystroke ...
+        wait_log(2)  # ... and was queued again behind it
+        end = program(20).count("\n")  # a comment typed on the last line
+        server.notify("textDocument/didChange", {"textDocument": {"uri": big, "version": 2}, "contentChanges": [
+            {"range": {"start": {"line": end, "character": 0}, "end": {"line": end, "character": 0}}, "text": "#"}]})
+        assert len(push(big, 2)["params"]["diagnostics"]) == 20
+        assert log()[:4] == ["start", "end", "start", "end"], log()
+    finally:
+        server.close()

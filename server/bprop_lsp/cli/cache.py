@@ -9,6 +9,16 @@ file's bytes; a run uses the entry only when that hash equals the bytes it has j
 file alone today; an entry also records the other files it depends on (``depends``: path and hash of bytes), read
 back the same way, so that a workspace model can add them without a new format.
 
+A second index, ``files.index`` (JSON), lets an unchanged file go unread (ruff's and git's stat check): for each file
+looked at, its stat (size, modification and change times in nanoseconds, inode, device, mode) as taken just
+before its bytes were read, with what those bytes were: a hash (a file with ``bprop``) or "no ``bprop``, plain
+text" (a file the engine never sees). A file whose stat equals its record is not read: a file without ``bprop``
+is done, one with ``bprop`` has its result entry looked up by the recorded hash (and read after all only when the
+entry holds findings, whose text is shown). Any other stat means the file is read and hashed as before. A record
+is kept only for a file last modified (or its inode changed) at least ``RACY_NS`` before the run began: a file
+written in the same clock tick as the read ("racy git"), or with a coarse time stamp, or changed while the run read
+it, could change again without a new stat, so it is hashed on each run until it has aged (then recorded).
+
 Safety, since a cache folder sits in a checkout that may come from anywhere:
 - entries are JSON, never pickle (loading a planted file runs nothing); an entry that does not decode, has another
   schema or does not look like a result is ignored and rewritten;
@@ -21,22 +31,36 @@ neither ``json`` nor the package walk is paid for, until a file with ``bprop`` i
 """
 from __future__ import annotations
 
-import hashlib
 import os
 import stat
 import sys
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from ..sources import display_path
+from .jobs import NEEDLE, FileResult
+
+try:  # hashlib's own blake2b, without hashlib loading OpenSSL first (~3 ms a run)
+    from _blake2 import blake2b
+except ImportError:  # pragma: no cover - an interpreter without the module
+    from hashlib import blake2b
 
 if TYPE_CHECKING:
     from ..engine.model import Finding
     from ..sources import SourceFile
-    from .jobs import FileResult, Job
+    from .jobs import Job
 
 DIR_NAME = ".bprop_lsp_cache"
 ENV_VAR = "BPROP_LSP_CACHE_DIR"
 SCHEMA = 1
 MAX_ENTRY_BYTES = 32 * 1024 * 1024
+INDEX_NAME = "files.index"  # JSON; not *.json, the entries' names
+MAX_INDEX_BYTES = 64 * 1024 * 1024
+MAX_INDEX_FILES = 200_000  # beyond this, a write keeps only the records of the files this run looked at
+# A file whose modification or change time is less than this before the run's start is never trusted by its stat
+# alone (coarse time stamps: FAT's 2 s; the kernel's coarse clock; a write in the tick of the read).
+RACY_NS = 2_000_000_000
 # https://bford.info/cachedir/ : backup tools skip a folder holding this file.
 CACHEDIR_TAG = ("Signature: 8a477f597d28d172789f06886806bc55\n"
                 "# This file is a cache directory tag created by bprop-lsp.\n"
@@ -61,7 +85,7 @@ def code_fingerprint() -> str:
     from .. import __version__
 
     root = Path(__file__).resolve().parent.parent
-    digest = hashlib.blake2b(digest_size=16)
+    digest = blake2b(digest_size=16)
     digest.update(f"{__version__}\0{sys.version}\0{sys.implementation.name}\0".encode())
     for folder, dirs, files in os.walk(root):
         dirs[:] = sorted(d for d in dirs if d != "__pycache__")
@@ -78,7 +102,7 @@ def code_fingerprint() -> str:
 
 
 def content_hash(raw: bytes) -> str:
-    return hashlib.blake2b(raw, digest_size=20).hexdigest()
+    return blake2b(raw, digest_size=20).hexdigest()
 
 
 class ResultCache:
@@ -91,8 +115,15 @@ class ResultCache:
         self._warn = warn or (lambda message: print(f"bprop-lsp: warning: {message}", file=sys.stderr))
         self.enabled = True
         self._prepared = False
-        self.hits = 0
-        self.misses = 0
+        self.hits = 0  # files with bprop whose result was replayed
+        self.misses = 0  # files with bprop looked up and not found
+        self.unread = 0  # files done by their stat alone (with or without bprop)
+        self.started_ns = time.time_ns()  # before any file of this run is stat'ed or read
+        self._index: dict | None = None  # abspath -> record, as read (files.index)
+        self._index_stamp: tuple | None = None  # (ino, size, mtime_ns) of files.index as read
+        self._index_new: dict[str, list] = {}  # records this run learnt
+        self._seen: set[str] = set()
+        self._memo: tuple[str, dict] | None = None  # (key, entry) read by replay(), for lookup()
 
     @property
     def fingerprint(self) -> str:
@@ -129,21 +160,157 @@ class ResultCache:
             self._warn(message)
 
     # -- keys -------------------------------------------------------------------------------------------------
-    def key(self, job: "Job", source: "SourceFile") -> str:
+    def key(self, job: "Job", label: str, absolute: str | None = None) -> str:
+        """The name of ``job``'s entry (``label``: the file's name as reported; ``absolute``: its path's)."""
         verify = job.options.shows_fixes or job.options.fix or job.options.diff
-        parts = (str(SCHEMA), self.fingerprint, os.path.abspath(job.path), source.path, repr(job.settings),
+        parts = (str(SCHEMA), self.fingerprint, absolute or os.path.abspath(job.path), label, repr(job.settings),
                  str(bool(verify)))
-        return hashlib.blake2b("\0".join(parts).encode("utf-8", "surrogatepass"), digest_size=20).hexdigest()
+        return blake2b("\0".join(parts).encode("utf-8", "surrogatepass"), digest_size=20).hexdigest()
+
+    # -- the stat index ---------------------------------------------------------------------------------------
+    def known(self, path: str, st: os.stat_result, absolute: str | None = None) -> str | None:
+        """What the index says of the file at ``path`` (``absolute``: its absolute path, if known) whose stat is
+        ``st``: ``""`` (no ``bprop``, plain text), the hash of its bytes, or None (no record for exactly this
+        stat)."""
+        files = self._load_index()
+        if absolute is None:
+            absolute = os.path.abspath(path)
+        self._seen.add(absolute)
+        record = self._index_new.get(absolute) or files.get(absolute)
+        if record.__class__ is not list or not record or record[:-1] != signature(st):
+            return None
+        digest = record[-1]
+        if digest.__class__ is not str or not (digest == "" or _is_digest(digest)):
+            return None
+        return digest
+
+    def remember(self, path: str, st: os.stat_result, digest: str) -> None:
+        """Record that the bytes read after ``st`` was taken are ``digest`` (``""``: no ``bprop``), unless the
+        file is too young for its stat to tell later changes apart (``RACY_NS``)."""
+        if max(st.st_mtime_ns, st.st_ctime_ns) >= self.started_ns - RACY_NS:
+            return
+        files = self._load_index()
+        absolute = os.path.abspath(path)
+        self._seen.add(absolute)
+        record = [*signature(st), digest]
+        if files.get(absolute) != record:
+            self._index_new[absolute] = record
+
+    def replay(self, job: "Job") -> "FileResult | None":
+        """The result of ``job`` from the stat index alone, without reading the file, or None.
+
+        A file without ``bprop`` is done; a file with it is replayed when its entry for the recorded hash holds no
+        findings (findings are shown with their text: those files are read, and ``lookup`` serves them)."""
+        if job.path == "-":
+            return None
+        try:
+            st = os.stat(job.path)
+        except OSError:
+            return None  # reading it says why
+        if not stat.S_ISREG(st.st_mode):
+            return None
+        absolute = os.path.abspath(job.path)
+        digest = self.known(job.path, st, absolute)
+        if digest is None:
+            return None
+        label = job.display or display_path(job.path)
+        if digest == "":
+            self.unread += 1
+            return FileResult(label, checked=True)
+        if not self._ready():
+            return None
+        key = self.key(job, label, absolute)
+        data = self._read(key)
+        if data is None or data.get("content") != digest or not self._deps_unchanged(data):
+            return None
+        if data.get("findings") != []:
+            self._memo = (key, data)
+            return None
+        result = _decode_result(data, label, "")
+        if result is not None:
+            self.hits += 1
+            self.unread += 1
+        return result
+
+    def _load_index(self) -> dict:
+        if self._index is None:
+            self._index, self._index_stamp = self._read_index()
+        return self._index
+
+    def _read_index(self) -> tuple[dict, tuple | None]:
+        raw, st = _read_regular_file(self.entries / INDEX_NAME, MAX_INDEX_BYTES)
+        if raw is None or st is None:
+            return {}, None
+        stamp = (st.st_ino, st.st_size, st.st_mtime_ns)
+        import json
+
+        try:
+            data = json.loads(raw)
+        except (ValueError, UnicodeDecodeError, RecursionError):
+            return {}, stamp
+        if not (isinstance(data, dict) and data.get("schema") == SCHEMA and data.get("needle") == NEEDLE
+                and isinstance(data.get("files"), dict)):
+            return {}, stamp
+        return data["files"], stamp
+
+    def close(self) -> None:
+        """Write what this run learnt to the index (merged with what another run wrote meanwhile)."""
+        if not self._index_new or not self.enabled:
+            return
+        if not self._prepared:
+            # No file with bprop was looked up: the folder is not made for this run, but one made before is used
+            # (a run over files without bprop is then not read again either).
+            try:
+                if not stat.S_ISDIR(os.lstat(self.entries).st_mode):
+                    return
+            except OSError:
+                return
+            if not self._ready():
+                return
+        # Merged with what is there now: another run may have written it meanwhile (a record is right for its stat
+        # forever, whoever wrote it).
+        try:
+            st = os.lstat(self.entries / INDEX_NAME)
+            stamp = (st.st_ino, st.st_size, st.st_mtime_ns)
+        except OSError:
+            stamp = None
+        if self._index is not None and stamp == self._index_stamp:
+            files = self._index  # unchanged since this run read it
+        else:
+            files, _ = self._read_index()
+        files = dict(files)
+        files.update(self._index_new)
+        if len(files) > MAX_INDEX_FILES:
+            files = {path: record for path, record in files.items() if path in self._seen}
+        import json
+
+        payload = json.dumps({"schema": SCHEMA, "needle": NEEDLE, "files": files}, ensure_ascii=True,
+                             separators=(",", ":")).encode()
+        self._index_new = {}
+        try:
+            self._write_new(self.entries / INDEX_NAME, payload, replace=True)
+        except OSError as exc:
+            self._disable(f"cannot write to the cache folder {self.directory} ({_reason(exc)}); "
+                          "running without a cache")
 
     # -- reading ----------------------------------------------------------------------------------------------
-    def lookup(self, job: "Job", source: "SourceFile") -> "FileResult | None":
-        """The cached result of ``job`` for exactly these bytes, or None."""
+    def lookup(self, job: "Job", source: "SourceFile", st: os.stat_result | None = None) -> "FileResult | None":
+        """The cached result of ``job`` for exactly these bytes, or None (``st``: the stat taken before they were
+        read, recorded in the index)."""
         if job.path == "-" or not self._ready():
             return None
-        data = self._read(self.key(job, source))
+        digest = content_hash(source.raw)
+        if st is not None:
+            self.remember(job.path, st, digest)
+        key = self.key(job, source.path)
+        if self._memo is not None and self._memo[0] == key:
+            data = self._memo[1]
+        else:
+            data = self._read(key)
+        self._memo = None
         result = None
-        if data is not None and data.get("content") == content_hash(source.raw) and _deps_unchanged(data):
-            result = _decode_result(data, source)
+        if data is not None and data.get("content") == digest and self._deps_unchanged(data):
+            result = _decode_result(data, source.path, source.text)
             if result is not None and (job.options.fix or job.options.diff) and _would_fix(result, job):
                 result = None  # --fix/--diff run the fixes themselves and check what they write
         if result is None:
@@ -152,22 +319,35 @@ class ResultCache:
             self.hits += 1
         return result
 
+    def _deps_unchanged(self, data: dict) -> bool:
+        """Whether every file the entry depends on still holds the bytes it records (by the stat index where it
+        has a record for the file's stat, else read and hashed)."""
+        deps = data.get("depends")
+        if not isinstance(deps, list):
+            return False
+        for dep in deps:
+            if not (isinstance(dep, list) and len(dep) == 2 and all(isinstance(x, str) for x in dep)):
+                return False
+            path, digest = dep
+            try:
+                st = os.stat(path)
+            except OSError:
+                return False
+            if self.known(path, st) == digest and digest:
+                continue
+            raw, st = _read_regular_file(Path(path), MAX_ENTRY_BYTES, follow=True)
+            if raw is None or st is None:
+                return False
+            now = content_hash(raw)
+            self.remember(path, st, now)
+            if now != digest:
+                return False
+        return True
+
     def _read(self, key: str) -> dict | None:
-        path = self.entries / f"{key}.json"
-        try:
-            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
-        except OSError:
+        raw, _ = _read_regular_file(self.entries / f"{key}.json", MAX_ENTRY_BYTES)
+        if raw is None:
             return None
-        try:
-            st = os.fstat(fd)
-            if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_ENTRY_BYTES:
-                return None
-            with os.fdopen(fd, "rb", closefd=False) as f:
-                raw = f.read(MAX_ENTRY_BYTES + 1)
-        except OSError:
-            return None
-        finally:
-            os.close(fd)
         import json
 
         try:
@@ -189,7 +369,7 @@ class ResultCache:
                 "messages": list(result.messages), "findings": [encode_finding(f) for f in result.findings]}
         payload = json.dumps(data, ensure_ascii=True, separators=(",", ":")).encode()
         try:
-            self._write_new(self.entries / f"{self.key(job, source)}.json", payload, replace=True)
+            self._write_new(self.entries / f"{self.key(job, source.path)}.json", payload, replace=True)
         except OSError as exc:
             self._disable(f"cannot write to the cache folder {self.directory} ({_reason(exc)}); "
                           "running without a cache")
@@ -221,20 +401,37 @@ def _reason(exc: OSError) -> str:
     return exc.strerror or str(exc)
 
 
-def _deps_unchanged(data: dict) -> bool:
-    deps = data.get("depends")
-    if not isinstance(deps, list):
-        return False
-    for dep in deps:
-        if not (isinstance(dep, list) and len(dep) == 2 and all(isinstance(x, str) for x in dep)):
-            return False
-        try:
-            raw = Path(dep[0]).read_bytes()
-        except OSError:
-            return False
-        if content_hash(raw) != dep[1]:
-            return False
-    return True
+def signature(st: os.stat_result) -> list[int]:
+    """What the index compares of a file's stat (a list, as JSON gives it back)."""
+    return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev, st.st_mode]
+
+
+def _is_digest(value: str) -> bool:
+    return len(value) == 40 and all(c in "0123456789abcdef" for c in value)
+
+
+def _read_regular_file(path: Path, limit: int, *,
+                       follow: bool = False) -> tuple[bytes | None, os.stat_result | None]:
+    """The bytes of ``path`` and its stat (taken before reading) if it is a regular file of at most ``limit``
+    bytes, opened without following a link (unless ``follow``) or waiting on a FIFO; (None, None) otherwise."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | (0 if follow else getattr(os, "O_NOFOLLOW", 0))
+    try:
+        fd = os.open(path, flags)
+    except OSError:
+        return None, None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > limit:
+            return None, None
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            raw = f.read(limit + 1)
+        if len(raw) > limit:
+            return None, None
+        return raw, st
+    except OSError:
+        return None, None
+    finally:
+        os.close(fd)
 
 
 def _would_fix(result: "FileResult", job: "Job") -> bool:
@@ -283,9 +480,7 @@ def decode_finding(d: Any) -> "Finding":
                    text(d["url"]), fix, tuple(Related(span(s), text(m)) for s, m in d["related"]), noqa)
 
 
-def _decode_result(data: dict, source: "SourceFile") -> "FileResult | None":
-    from .jobs import FileResult
-
+def _decode_result(data: dict, label: str, text: str) -> "FileResult | None":
     try:
         findings = [decode_finding(d) for d in data["findings"]]
         messages = [m for m in data["messages"] if isinstance(m, str)]
@@ -293,6 +488,6 @@ def _decode_result(data: dict, source: "SourceFile") -> "FileResult | None":
             return None
     except (KeyError, TypeError, ValueError, AttributeError):
         return None
-    result = FileResult(source.path, findings=findings, messages=messages, checked=True)
-    result.text = source.text if findings else ""
+    result = FileResult(label, findings=findings, messages=messages, checked=True)
+    result.text = text if findings else ""
     return result

@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 
 from ..checker import RULE_NAMES  # (reads the rule registry only when a selector is checked)
-from ..engine.settings import (Settings, SettingsResult, find_pyproject, invalid_selectors, merge, selector_message,
+from ..engine.settings import (Settings, SettingsResult, invalid_selectors, merge, selector_message,
                                settings_from_pyproject)
 from ..sources import WalkStats, iter_paths
 from .jobs import FileResult, Job, Options, Progress, default_workers, run_jobs
@@ -28,6 +28,8 @@ class SettingsResolver:
         self.args = args
         self.by_pyproject: dict[Path | None, tuple[Settings, bool]] = {}
         self.by_folder: dict[str, tuple[Settings, bool]] = {}
+        self.real_folders: dict[str, str] = {}  # absolute folder -> os.path.realpath of it
+        self.nearest: dict[str, Path | None] = {}  # resolved folder -> its nearest pyproject.toml
         self.origins: dict[Path | None, dict[str, str]] = {}
         self.errors: list[str] = []
         self.warned: set[str] = set()
@@ -142,8 +144,45 @@ class SettingsResolver:
         folder = absolute if path == "-" or (not is_file and os.path.isdir(absolute)) else os.path.dirname(absolute)
         hit = self.by_folder.get(folder)
         if hit is None:
-            hit = self.by_folder[folder] = (find_pyproject(Path(folder).resolve()),)  # type: ignore[assignment]
+            hit = self.by_folder[folder] = (self._nearest(self._real(folder)),)  # type: ignore[assignment]
         return hit[0]  # type: ignore[return-value]
+
+    def _real(self, folder: str) -> str:
+        """``os.path.realpath(folder)`` (``folder`` absolute), one ``lstat`` per folder not met before: a walk's
+        folders share their parents. (A loop, not recursion: trees may be thousands of folders deep.)"""
+        todo = []
+        here = folder
+        while here not in self.real_folders:
+            parent = os.path.dirname(here)
+            if parent == here or os.path.islink(here):
+                self.real_folders[here] = os.path.realpath(here)
+                break
+            todo.append(here)
+            here = parent
+        for here in reversed(todo):
+            self.real_folders[here] = os.path.join(self.real_folders[os.path.dirname(here)], os.path.basename(here))
+        return self.real_folders[folder]
+
+    def _nearest(self, real: str) -> Path | None:
+        """``find_pyproject`` of a resolved folder, each folder above it asked once per run."""
+        todo = []
+        here = real
+        found: Path | None = None
+        while here not in self.nearest:
+            candidate = os.path.join(here, "pyproject.toml")
+            if os.path.isfile(candidate):
+                found = self.nearest[here] = Path(candidate)
+                break
+            todo.append(here)
+            parent = os.path.dirname(here)
+            if parent == here:
+                break
+            here = parent
+        else:
+            found = self.nearest[here]
+        for folder in todo:
+            self.nearest[folder] = found
+        return found
 
     def _cached(self, pyproject: Path | None) -> tuple[Settings, bool]:
         if pyproject not in self.by_pyproject:
@@ -284,6 +323,10 @@ def _check(args, paths, resolver, fmt, workers, out_file, started) -> int:
         results = run_jobs(jobs, workers, collected, cache)
     finally:
         progress.clear()
+    if cache is not None:
+        _verbose(args, f"cache {cache.directory}: {cache.unread} file{'s' if cache.unread != 1 else ''} known by "
+                       f"their stat (not read), {cache.hits} result{'s' if cache.hits != 1 else ''} replayed, "
+                       f"{cache.misses} checked")
 
     reported: list[Reported] = []
     for result in sorted(results, key=lambda r: _path_order(r.path)):

@@ -262,8 +262,10 @@ def run_jobs(jobs: list[Job], workers: int, on_result: Callable[[int, FileResult
     one is an error, as ever); the others are checked here, or with ``workers > 1`` and at least
     ``POOL_MIN_FILES`` of them (``POOL_MIN_BYTES`` together) over a process pool, largest first. Stdin is
     always checked here. If the pool breaks (a worker killed), the files it did not finish are checked here.
-    With a ``cache`` (cli/cache.py), a file with ``bprop`` whose result is cached for exactly its bytes is done once
-    read, and every other such file's result is stored once checked (by this process: workers never write it).
+    With a ``cache`` (cli/cache.py), a file whose stat is recorded in its index is not read at all when that says
+    "no ``bprop``" or its result is cached without findings; a file with ``bprop`` whose result is cached for
+    exactly its bytes is done once read, and every other such file's result is stored once checked (by this
+    process: workers never write it). What the run learnt of the files' stats is written at the end.
     """
     results: list[FileResult | None] = [None] * len(jobs)
     delivered = 0
@@ -288,16 +290,25 @@ def run_jobs(jobs: list[Job], workers: int, on_result: Callable[[int, FileResult
             if job.path == "-":
                 deliver(i, check_file(job))
                 continue
+            stat_out: list | None = None
+            if cache is not None:
+                hit = cache.replay(job)  # by its stat alone: not even read
+                if hit is not None:
+                    deliver(i, hit)
+                    continue
+                stat_out = []
             try:
-                source = read_source_if(job.path, NEEDLE, display=job.display)
+                source = read_source_if(job.path, NEEDLE, display=job.display, stat_out=stat_out)
             except SourceError as exc:
                 deliver(i, _unreadable(job, exc))
                 continue
             if source is None:
+                if stat_out:
+                    cache.remember(job.path, stat_out[0], "")  # type: ignore[union-attr]
                 deliver(i, FileResult(job.display or display_path(job.path), checked=True))
                 continue
             if cache is not None:
-                hit = cache.lookup(job, source)
+                hit = cache.lookup(job, source, stat_out[0] if stat_out else None)
                 if hit is not None:
                     deliver(i, hit)
                     continue
@@ -324,6 +335,8 @@ def run_jobs(jobs: list[Job], workers: int, on_result: Callable[[int, FileResult
             heapq.heappush(pending, (-len(source.raw), i, source))
     for _, i, source in sorted(pending, key=lambda item: item[1]):
         deliver(i, check_source(jobs[i], source))
+    if cache is not None:
+        cache.close()
     return results  # type: ignore[return-value]
 
 

@@ -18,6 +18,7 @@ from .context import Context, Signature
 from .modes import ModeModel, Modes, exactly
 from .model import Finding, Position, Related, Severity, Span
 from .parsing import POSITIONAL, ParsedDocument, parse_text, syntax_errors
+from .preempt import Abandoned, polled, stop_when
 from .program import Program
 from .rule import Rule
 from .settings import Settings
@@ -726,30 +727,37 @@ def verified_findings(findings: list[Finding], text: str, settings: Settings, do
     those the findings came from (each fixed text is checked with them again).
 
     ``doc``: the parse state whose current text is ``text`` (fixed texts are parsed as forks of its tree).
-    ``stale()`` is asked before each check: when it turns true the work stops and None is returned (the server
-    drops checks of a document version that is no longer current). Rejected fixes are appended to ``rejected``.
+    ``stale()`` is asked before each check and inside each (between its steps, before each rule and after each
+    finding a rule yields: ``preempt.py``): when it turns true the work stops and None is returned (the server
+    drops checks of a document version that is no longer current, and gives the worker up to a keystroke).
+    Rejected fixes are appended to ``rejected``.
     """
     base_errors = _Baseline(text, doc, base_errors)
+    poll = stop_when(stale)
+    rules = polled(rules, poll)
     # Many fixes in one file: check them all in one re-parse and one re-analysis first (linear in the findings);
     # only those that batch does not clear are checked one by one.
     fixable = [f for f in findings if f.fix is not None]
     cleared: set[int] = set()
-    if len(fixable) >= _BATCH_MIN and not (stale is not None and stale()):
-        cleared = _batch_cleared(text, fixable, settings, base_errors, doc, rules)
     out: list[Finding] = []
-    for finding in findings:
-        if finding.fix is None or id(finding) in cleared:
-            out.append(finding)
-            continue
-        if stale is not None and stale():
-            return None
-        reason = check_fix(text, finding, settings, base_errors, doc, rules=rules)
-        if reason is None:
-            out.append(finding)
-            continue
-        if rejected is not None:
-            rejected.append((finding, reason))
-        out.append(replace(finding, fix=None))
+    try:
+        if len(fixable) >= _BATCH_MIN and not (stale is not None and stale()):
+            cleared = _batch_cleared(text, fixable, settings, base_errors, doc, rules, poll)
+        for finding in findings:
+            if finding.fix is None or id(finding) in cleared:
+                out.append(finding)
+                continue
+            if stale is not None and stale():
+                return None
+            reason = check_fix(text, finding, settings, base_errors, doc, rules=rules, poll=poll)
+            if reason is None:
+                out.append(finding)
+                continue
+            if rejected is not None:
+                rejected.append((finding, reason))
+            out.append(replace(finding, fix=None))
+    except Abandoned:
+        return None
     return out
 
 
@@ -772,12 +780,18 @@ class _Baseline:
 
 
 def fixes_checked_together(findings: list[Finding], text: str, settings: Settings,
-                           doc: ParsedDocument | None = None, *, rules: Sequence[Rule]) -> set[int]:
-    """ids of the findings whose fix passes when every fix is applied at once (see ``_batch_cleared``)."""
+                           doc: ParsedDocument | None = None, *, rules: Sequence[Rule],
+                           stale=None) -> set[int] | None:
+    """ids of the findings whose fix passes when every fix is applied at once (see ``_batch_cleared``); None when
+    ``stale()``, asked as ``verified_findings`` asks it, turned true before the check was done."""
     fixable = [f for f in findings if f.fix is not None]
     if len(fixable) < 2:
         return set()
-    return _batch_cleared(text, fixable, settings, _Baseline(text, doc), doc, rules)
+    poll = stop_when(stale)
+    try:
+        return _batch_cleared(text, fixable, settings, _Baseline(text, doc), doc, polled(rules, poll), poll)
+    except Abandoned:
+        return None
 
 
 def _parse_fixed(text: str, fixed: str, doc: ParsedDocument | None):
@@ -792,7 +806,7 @@ def _parse_fixed(text: str, fixed: str, doc: ParsedDocument | None):
 
 
 def _batch_cleared(text: str, fixable: list[Finding], settings: Settings, base_errors: "_Baseline",
-                   doc: ParsedDocument | None, rules: Sequence[Rule]) -> set[int]:
+                   doc: ParsedDocument | None, rules: Sequence[Rule], poll=None) -> set[int]:
     """ids of the findings whose fix is sound when every fix is applied at once: the text with all of them parses
     no worse, and each finding is gone at its (shifted) place. Empty when the fixes overlap or the combined text
     does not parse (then each is checked on its own)."""
@@ -806,7 +820,8 @@ def _batch_cleared(text: str, fixable: list[Finding], settings: Settings, base_e
     except ValueError:
         return set()
     try:
-        after = _recheck(text, fixed, settings, tuple(sorted({f.code for f in fixable})), base_errors, doc, rules)
+        after = _recheck(text, fixed, settings, tuple(sorted({f.code for f in fixable})), base_errors, doc, rules,
+                         poll)
     except Exception:  # noqa: BLE001 - the batch is an optimisation: on any trouble, check one by one
         _log.debug("batch fix check failed; checking one by one", exc_info=True)
         return set()
@@ -839,10 +854,13 @@ class _LineShift:
 
 
 def _recheck(text: str, fixed: str, settings: Settings, codes: tuple[str, ...], base_errors: "_Baseline",
-             doc: ParsedDocument | None, rules: Sequence[Rule]) -> Analysis | None:
+             doc: ParsedDocument | None, rules: Sequence[Rule], poll=None) -> Analysis | None:
     """The findings of ``codes`` in ``fixed``, without fixes; None when ``fixed`` has more syntax errors than
-    ``text``."""
+    ``text``. ``poll()`` (may raise ``preempt.Abandoned``) is asked between the steps; ``rules`` ask it as they
+    run (``preempt.polled``)."""
     module, indices, lines = _parse_fixed(text, fixed, doc)
+    if poll is not None:
+        poll()
     forked = indices is not None
     added = None
     if forked:
@@ -850,6 +868,8 @@ def _recheck(text: str, fixed: str, settings: Settings, codes: tuple[str, ...], 
             added = doc.errors_added(module, lines, indices)
         except Exception:  # noqa: BLE001 - parso's error finder failing: count the whole trees below
             added = None
+        if poll is not None:
+            poll()
     if added is not None:
         if added > 0:
             return None
@@ -863,8 +883,8 @@ def _recheck(text: str, fixed: str, settings: Settings, codes: tuple[str, ...], 
 
 
 def check_fix(text: str, finding: Finding, settings: Settings, base_errors: "int | _Baseline",
-              doc: ParsedDocument | None = None, *, rules: Sequence[Rule]) -> str | None:
-    """None if ``finding.fix`` is sound, else why not."""
+              doc: ParsedDocument | None = None, *, rules: Sequence[Rule], poll=None) -> str | None:
+    """None if ``finding.fix`` is sound, else why not (``poll``: see ``_recheck``)."""
     fix = finding.fix
     assert fix is not None
     base_errors = base_errors if isinstance(base_errors, _Baseline) else _Baseline(text, doc, base_errors)
@@ -872,7 +892,7 @@ def check_fix(text: str, finding: Finding, settings: Settings, base_errors: "int
         fixed = apply_edits(text, fix.edits)
     except ValueError as exc:
         return f"edits overlap: {exc}"
-    after = _recheck(text, fixed, settings, (finding.code,), base_errors, doc, rules)
+    after = _recheck(text, fixed, settings, (finding.code,), base_errors, doc, rules, poll)
     if after is None:
         return "the fixed text does not parse"
     # The finding's line may have moved if the fix inserted lines above it.

@@ -269,10 +269,15 @@ class _PrefixSuffixDiffParser(DiffParser):
         return self._module
 
 
-def _full_parse(lines: list[str]) -> Module:
+def _full_parse(lines: list[str], pause=None) -> Module:
     g = grammar()
     parser = g._parser(g._pgen_grammar, error_recovery=True, start_nonterminal="file_input")
-    return parser.parse(tokens=g._tokenizer(lines))
+    tokens = g._tokenizer(lines)
+    if pause is not None:
+        from .preempt import paused_tokens
+
+        tokens = paused_tokens(tokens, pause)
+    return parser.parse(tokens=tokens)
 
 
 _ERROR_TYPES = ("error_node", "error_leaf")
@@ -551,6 +556,8 @@ class ParsedDocument:
         # The whole-file tables of the last analysis of this tree (``program.ProgramTables``): the next program
         # patches them when a keystroke replaced one statement (``program.StatementDelta``).
         self.last_tables = None
+        # Called every few thousand tokens of a full parse (``preempt.py``): the workspace scan's pause.
+        self.pause = None
 
     def _leaves_of(self, child) -> list:
         entry = self._leaves.get(id(child))
@@ -623,7 +630,7 @@ class ParsedDocument:
                 self.statements.clear()
                 self._leaves.clear()
                 self._clean.clear()
-                module = _full_parse(lines)
+                module = _full_parse(lines, self.pause)
                 self.last_parse = "full"
             self.module, self.text, self.lines = module, text, lines
             return module

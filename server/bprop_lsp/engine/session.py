@@ -82,10 +82,11 @@ class DocumentSession:
         afresh): the document's own tree is never changed by a check."""
         return verified_findings(findings, text, settings, self._doc, rules=self.rules, stale=stale, rejected=rejected)
 
-    def cleared_together(self, findings: list[Finding], text: str, settings: Settings) -> set[int]:
+    def cleared_together(self, findings: list[Finding], text: str, settings: Settings, *,
+                         stale: Callable[[], bool] | None = None) -> set[int] | None:
         """ids of the findings whose fixes pass when all of them are applied at once to ``text`` (one re-parse and
-        one re-check); the others need a check of their own (``check_fixes``)."""
-        return fixes_checked_together(findings, text, settings, self._doc, rules=self.rules)
+        one re-check); the others need a check of their own (``check_fixes``). None once ``stale()``."""
+        return fixes_checked_together(findings, text, settings, self._doc, rules=self.rules, stale=stale)
 
     def fix_all(self, text: str, settings: Settings = Settings(), *, include_unsafe: bool = False) -> tuple[str, int]:
         """``text`` with every (safe) fix applied, and how many were applied (on a scratch parse state: the

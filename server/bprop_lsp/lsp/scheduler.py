@@ -5,12 +5,14 @@ re-parsed and re-checked (the engine's fix verification, as costly again as the 
 has been quiet for a moment, or at once when a code action asks — never in front of the next edit's
 analysis. A fix that fails the check is dropped from the diagnostics, which are sent again.
 
-The fix checks run in chunks of a few checks on the one worker thread: a chunk stops as soon as an analysis
-(of any document) is waiting for the worker, and the next chunk is queued behind it, so a keystroke never
-waits for more than one fix check; checks of a version that is no longer current are abandoned. The worker
+The fix checks run in chunks of a few checks on the one worker thread: a chunk stops as soon as a more urgent
+job (an analysis of any document) is waiting for the worker, and the next chunk is queued behind it; a check
+that has started asks the same as it runs (between its steps, before each rule, after each finding a rule
+yields: ``engine/preempt.py``) and is abandoned, to run again behind that job, so a keystroke waits for a few
+milliseconds of a check, not for a whole one. Checks of a version that is no longer current are abandoned. The worker
 runs its jobs by priority (worker.py): an edit's analysis first, then what a request waits for, first analyses
 of opened documents, fix checks, and the workspace scan (on a thread of its own, a file at a time when the
-worker is free).
+worker is free, and paused inside a file whenever the worker has work: workspace_scan.py).
 
 A document over the size limit (``documents.oversize``) is not analysed: one warning names it. An analysis
 that raises is recorded for its (text revision, settings) like a result: no retry until either changes.
@@ -22,6 +24,7 @@ seconds of the last one are coalesced into one trailing analysis of the newest t
 from __future__ import annotations
 
 import asyncio
+import functools
 import gc
 import itertools
 import logging
@@ -69,8 +72,6 @@ class Scheduler:
         # Bumped by every edit, open, close or settings change (workspace diagnostics long-poll on it).
         self.generation = 0
         self._change_waiters: list = []
-        # Analyses submitted and not yet started: a chunk of fix checks gives the worker up to them.
-        self._analyses_waiting: set = set()
         self._jobs_running = 0
         self.gc_hold = GcHold()
 
@@ -88,6 +89,11 @@ class Scheduler:
             return self._counted(fn, args)
 
         return asyncio.wrap_future(self.scan_executor.submit(when_idle, priority=prio.SCAN))
+
+    def scan_pause(self) -> None:
+        """Asked inside a workspace file's analysis (scan thread, ``engine/preempt.py``): waits while the analysis
+        worker has a job running or waiting."""
+        self.executor.wait_idle()
 
     def _counted(self, fn, args):
         self._jobs_running += 1
@@ -218,8 +224,6 @@ class Scheduler:
             return
         version, revision, text = doc.version, doc.revision, doc.text
         t0 = time.perf_counter()
-        ticket = object()
-        self._analyses_waiting.add(ticket)
         freeze = None
         if not state.analysed_once:
             # A new tree lives as long as the document: keep the collector from re-walking it on every pass
@@ -227,11 +231,8 @@ class Scheduler:
             from .did_close import collection_pending
 
             freeze = not collection_pending()
-        try:
-            analysis = await self.run(self._analyse_text, state, text, settings, ticket, freeze,
-                                      priority=prio.KEYSTROKE if state.analysed_once else prio.OPEN)
-        finally:
-            self._analyses_waiting.discard(ticket)
+        analysis = await self.run(self._analyse_text, state, text, settings, freeze,
+                                  priority=prio.KEYSTROKE if state.analysed_once else prio.OPEN)
         log.info("analysed %s v%s in %.1f ms", doc.uri, version, (time.perf_counter() - t0) * 1e3)
         state.analysed_once = True
         if state.closed or state.doc is not doc or doc.revision != revision:
@@ -267,6 +268,14 @@ class Scheduler:
             # Read from the worker thread too (attribute reads: safe under the GIL).
             return state.closed or state.result is not result or state.doc.revision != result.revision
 
+        def give_way() -> bool:
+            # Asked inside a check (worker thread): stop it when it is outdated or a more urgent job waits (that job
+            # runs next; the check is queued again behind it). Only more urgent jobs: a check queued again runs
+            # before jobs of its own priority or less, so asking for those would stop it for ever.
+            return stale() or more_urgent(priority)
+
+        more_urgent = self.executor.more_urgent
+
         if delay:
             await asyncio.sleep(delay)
         if stale():
@@ -277,7 +286,7 @@ class Scheduler:
         progress = _VerifyProgress(text, result.settings, state.engine_session())
         try:
             t0 = time.perf_counter()
-            chunks = 0
+            chunks = abandoned = 0
             groups: list = []  # (size, ms) of each group checked together, for the log
             fixable = [f for f in findings if f.fix is not None]
             if len(fixable) >= 2:
@@ -288,10 +297,17 @@ class Scheduler:
                 # keystroke waits for at most one); when even a few fixes take longer, the rest are checked one by
                 # one, in chunks that stop as soon as an analysis waits.
                 start, size = 0, VERIFY_FIRST_GROUP
+                together = functools.partial(progress.session.cleared_together, stale=give_way)
                 while start < len(fixable) and size >= 2:
                     group = fixable[start:start + size]
-                    cleared, elapsed = await self.run(_timed, progress.session.cleared_together, group, text,
-                                                      result.settings, priority=priority)
+                    cleared, elapsed = await self.run(_timed, together, group, text, result.settings,
+                                                      priority=priority)
+                    if cleared is None:  # given up for a more urgent job (queued again behind it), or outdated
+                        if stale():
+                            log.info("dropped the fix checks of %s v%s (outdated)", doc.uri, result.version)
+                            return
+                        abandoned += 1
+                        continue
                     progress.cleared |= cleared
                     groups.append((len(group), round(elapsed * 1e3, 2)))
                     start += len(group)
@@ -302,15 +318,17 @@ class Scheduler:
                         return
             while progress.next < len(findings):
                 # One chunk per worker job: analyses submitted meanwhile run before the next chunk.
-                chunk = await self.run(self._verify_chunk, findings, progress, stale, priority=priority)
+                chunk = await self.run(self._verify_chunk, findings, progress, stale, give_way, priority,
+                                       priority=priority)
                 chunks += 1
                 if chunk is None or stale():
                     log.info("dropped the fix checks of %s v%s (outdated)", doc.uri, result.version)
                     return
                 checked.extend(chunk)
-            log.info("checked the fixes of %s v%s in %.1f ms (%d chunks; groups checked together, size and ms: %s)",
-                     doc.uri, result.version, (time.perf_counter() - t0) * 1e3, chunks,
-                     groups)
+            abandoned += progress.abandoned
+            log.info("checked the fixes of %s v%s in %.1f ms (%d chunks; %d checks given up for other work; "
+                     "groups checked together, size and ms: %s)",
+                     doc.uri, result.version, (time.perf_counter() - t0) * 1e3, chunks, abandoned, groups)
         except asyncio.CancelledError:
             raise
         except Exception:  # noqa: BLE001 - an unchecked fix is never offered
@@ -327,9 +345,10 @@ class Scheduler:
             self._store(state, result.version, result.settings, result.analysis, verified=True)
         self._wake(state)
 
-    def _verify_chunk(self, findings: list, progress: "_VerifyProgress", stale) -> list | None:
-        """Check fixes from ``progress.next`` on (worker thread) until an analysis waits for the worker or the
-        chunk's time is up (at least one check); the checked findings, or None if the result went stale."""
+    def _verify_chunk(self, findings: list, progress: "_VerifyProgress", stale, give_way, priority: int) -> list | None:
+        """Check fixes from ``progress.next`` on (worker thread) until a more urgent job waits for the worker or
+        the chunk's time is up; the checked findings, or None if the result went stale. A check that ``give_way()``
+        stops midway is left for the next chunk."""
         session = progress.session
         deadline = time.perf_counter() + VERIFY_CHUNK_S
         out: list = []
@@ -339,22 +358,27 @@ class Scheduler:
             if finding.fix is not None and id(finding) not in progress.cleared:
                 if stale():
                     return None
-                if checks and (self._analyses_waiting or time.perf_counter() > deadline):
+                if checks and (self.executor.more_urgent(priority) or time.perf_counter() > deadline):
                     break
                 checks += 1
                 # (No count of the document's own syntax errors up front: a forked fix compares only the
                 # statements it changes; the engine counts the whole file only when a fix cannot be forked.)
-                finding = session.check_fixes([finding], progress.text, progress.settings)[0]
+                done = session.check_fixes([finding], progress.text, progress.settings, stale=give_way)
+                if done is None:
+                    if stale():
+                        return None
+                    progress.abandoned += 1
+                    break  # a more urgent job waits: it runs before the next chunk, which checks this fix again
+                finding = done[0]
             out.append(finding)
             progress.next += 1
         return out
 
-    def _analyse_text(self, state: DocState, text: str, settings, ticket, freeze: bool | None = None):
+    def _analyse_text(self, state: DocState, text: str, settings, freeze: bool | None = None):
         """``freeze`` (a document's first analysis, None otherwise): the collector is off while its tree is built
         (each full collection would walk the growing tree: pauses of hundreds of ms in a 10k-line file), and with
         ``freeze`` the tree is frozen out of the collector's way before the rules run (their temporaries stay
         collectable)."""
-        self._analyses_waiting.discard(ticket)  # running: no longer waiting for the worker
         session = state.engine_session()
         if freeze is not None:
             gc.disable()
@@ -416,6 +440,7 @@ class _VerifyProgress:
         self.text, self.settings, self.session = text, settings, session
         self.next = 0
         self.cleared: set[int] = set()  # ids of the findings whose fixes were checked together
+        self.abandoned = 0  # checks stopped midway for a more urgent job (and done again later)
 
 
 def _timed(fn, *args):

@@ -2,8 +2,10 @@
 
 A keystroke's analysis must not queue behind background work (fix checks, the first analyses of documents just
 opened, the workspace scan): those were 230-370 ms of a keystroke with 400 findings and 0.9-2.1 s after opening
-60-150 documents. Jobs are short (the fix checks run in chunks of about ``scheduler.VERIFY_CHUNK_S``), so a job
-that has started is never interrupted; the next job is always the most urgent one waiting.
+60-150 documents. Jobs are short (the fix checks run in chunks of about ``scheduler.VERIFY_CHUNK_S``), and a job
+that has started is never interrupted from outside: a fix check asks ``more_urgent`` as it runs and gives up
+(``engine/preempt.py``), to be queued again behind the job that came. The next job is always the most urgent one
+waiting.
 
 ``submit`` returns a ``concurrent.futures.Future`` (the interface ``loop.run_in_executor`` takes).
 """
@@ -28,6 +30,7 @@ class PriorityWorker:
         self._cv = threading.Condition()
         self._stopped = False
         self.running = False  # a job is running now
+        self._counts: dict[int, int] = {}  # priority -> how many jobs of it wait
         self._thread = threading.Thread(target=self._work, name=name, daemon=True)
         self._thread.start()
 
@@ -37,6 +40,7 @@ class PriorityWorker:
             if self._stopped:
                 raise RuntimeError("cannot schedule new futures after shutdown")
             heapq.heappush(self._heap, (priority, next(self._seq), fn, args, fut))
+            self._counts[priority] = self._counts.get(priority, 0) + 1
             self._cv.notify()
         return fut
 
@@ -46,6 +50,11 @@ class PriorityWorker:
             if below is None:
                 return len(self._heap)
             return sum(1 for item in self._heap if item[0] < below)
+
+    def more_urgent(self, priority: int) -> bool:
+        """Whether a job more urgent than ``priority`` waits (cheap: asked over and over by a running fix check)."""
+        with self._cv:
+            return any(n for p, n in self._counts.items() if p < priority)
 
     def idle(self) -> bool:
         with self._cv:
@@ -58,7 +67,8 @@ class PriorityWorker:
                     self._cv.wait()
                 if not self._heap:
                     return
-                _, _, fn, args, fut = heapq.heappop(self._heap)
+                priority, _, fn, args, fut = heapq.heappop(self._heap)
+                self._counts[priority] -= 1
                 self.running = True
             try:
                 if fut.set_running_or_notify_cancel():
@@ -80,6 +90,7 @@ class PriorityWorker:
                 for item in self._heap:
                     item[4].cancel()
                 self._heap.clear()
+                self._counts.clear()
             self._cv.notify_all()
         if wait:
             self._thread.join()

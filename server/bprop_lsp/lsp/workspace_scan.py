@@ -86,11 +86,20 @@ def read_file(path: str, settings_hash: int, previous_id: str | None) -> DiskFil
     return DiskFile(result_id, source.text)
 
 
-def _analyse(text: str, settings):
-    from ..checker import analyze
+def _analyse(text: str, settings, pause=None):
+    """A workspace file's findings, without fixes (scan thread). ``pause()`` is called every few thousand tokens of
+    the parse, before each rule and after each finding (``engine/preempt.py``): it waits while the analysis worker
+    has work, so a keystroke does not share the interpreter with a large file's analysis (the GIL would halve it)."""
+    from ..checker import RULES
+    from ..engine.analysis import analyze_document
+    from ..engine.parsing import ParsedDocument
+    from ..engine.preempt import polled
 
+    doc = ParsedDocument()
+    doc.pause = pause
     # No fix checks: a closed file's fixes are offered (and checked) once it is opened.
-    analysis = analyze(text, settings, verify_fixes=False, with_syntax_errors=False)
+    analysis = analyze_document(doc, text, settings, rules=polled(RULES, pause), verify_fixes=False,
+                                with_syntax_errors=False)
     analysis.findings = [replace(f, fix=None) for f in analysis.findings]
     return analysis
 
@@ -140,7 +149,7 @@ async def workspace_diagnostic(ls: "BpropServer", params: types.WorkspaceDiagnos
                 items.append(types.WorkspaceUnchangedDocumentDiagnosticReport(
                     uri=uri, version=None, result_id=disk.result_id))
             elif "bprop" in disk.text or uri in previous:
-                analysis = await ls.scheduler.run_scan(_analyse, disk.text, settings)  # (behind any analysis)
+                analysis = await ls.scheduler.run_scan(_analyse, disk.text, settings, ls.scheduler.scan_pause)
                 doc = Document(uri, disk.text, None)
                 diags = [to_diagnostic(ls, uri, None, f, doc.lines(), doc.line_text) for f in analysis.findings]
                 if diags or uri in previous:
