@@ -464,14 +464,36 @@ class Program:
             return words
         return [facts["words"] for facts, _offset in self._layout]
 
+    def test_definitions(self) -> list:
+        """The top-level ``def test*`` functions and ``class Test*`` classes (a decorated one's def or class), in
+        order: where a test suite uses the file's Cells (once per program)."""
+        found = self.__dict__.get("_test_definitions")
+        if found is None:
+            found = []
+            for child in self.module.children:
+                top = child.children[-1] if child.type == "decorated" else child
+                if top.type == "funcdef" and top.name.value.startswith("test") or (
+                        top.type == "classdef" and (top.name.value.startswith("Test")
+                                                    or top.name.value.startswith("test"))):
+                    found.append(top)
+            self.__dict__["_test_definitions"] = found
+        return found
+
     def statements_naming(self, word: str) -> list:
         """The top-level statements whose code holds the identifier ``word``, in order (their words are kept with
-        each statement)."""
-        found = []
-        for child in self.module.children:
-            facts = self.statement_facts(child)
-            if facts is not self._loose_facts and word in statement_words(facts, child):
-                found.append(child)
+        each statement; the answer once per program and word)."""
+        memo = self.__dict__.setdefault("_statements_naming", {})
+        found = memo.get(word)
+        if found is None:
+            if self._layout is not None:
+                found = [entry[0] for entry, words in zip(self._entries, self._layout_words) if word in words]
+            else:
+                found = []
+                for child in self.module.children:
+                    facts = self.statement_facts(child)
+                    if facts is not self._loose_facts and word in statement_words(facts, child):
+                        found.append(child)
+            memo[word] = found
         return found
 
     def nodes_matching(self, word: str, types: tuple[str, ...]) -> list:

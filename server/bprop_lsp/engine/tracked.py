@@ -24,6 +24,8 @@ from enum import Enum
 from types import GeneratorType
 from typing import Hashable, Iterator
 
+from parso.tree import Leaf, NodeOrLeaf
+
 from . import query
 from .definitions import ClassInfo, Function, Member
 from .trees import statement_code
@@ -56,7 +58,7 @@ def locate(value) -> Hashable:
     if isinstance(value, _Tracked):
         return ("root", value._path[0]) if len(value._path) == 1 else ("path", value._path)
     if _is_node(value):
-        return ("node", value.type, value.start_pos, value.end_pos)
+        return ("node", value.type, value.start_pos, _height(value))
     if isinstance(value, ClassInfo):
         return ("class", locate(value.node), value.name)
     if isinstance(value, Function):
@@ -71,8 +73,18 @@ def locate(value) -> Hashable:
     raise Untracked(type(value).__name__)
 
 
+def _height(node) -> int:
+    """How many steps up from the first leaf of ``node`` it stands (with its start and type, where it is told
+    within its statement: cheaper to compare than its end, which parso computes from the last leaf)."""
+    steps, leaf = 0, node
+    while not isinstance(leaf, Leaf):
+        leaf = leaf.children[0]
+        steps += 1
+    return steps
+
+
 def _is_node(value) -> bool:
-    return hasattr(value, "start_pos") and hasattr(value, "type") and hasattr(value, "parent")
+    return isinstance(value, NodeOrLeaf)
 
 
 # --- fingerprints: what a read gave, comparable across revisions ---------------------------------------------
@@ -83,12 +95,18 @@ class Fingerprints:
     def __init__(self, program):
         self.program = program
         self._nodes: dict[int, tuple] = {}
+        self._tops: dict[int, tuple] = {}
 
     def __call__(self, value, depth: int = 0) -> Hashable:
         if depth > 40:
             raise Untracked("too deep")
-        if isinstance(value, _PLAIN):
-            return (type(value).__name__, value)
+        kind = type(value)
+        if kind in _PLAIN:
+            return (kind.__name__, value)
+        if kind is list or kind is tuple:
+            return ("l", tuple([self(v, depth + 1) for v in value]))
+        if issubclass(kind, NodeOrLeaf):
+            return self.node(value)
         d = depth + 1
         if isinstance(value, (tuple, list)):
             return ("l", tuple(self(v, d) for v in value))
@@ -124,21 +142,26 @@ class Fingerprints:
         found = self._nodes.get(id(node))
         if found is not None and found[0] is node:
             return found[1]
-        top, parent = node, getattr(node, "parent", None)
+        top, parent = node, node.parent
         while parent is not None and parent.type != "file_input":
             top, parent = parent, parent.parent
         if parent is None:
             digest = _digest(node.get_code())  # (the module itself, or a node outside the tree)
         else:
-            facts = self.program.statement_facts(top)
-            digest = facts.get("digest")
-            if digest is None:
-                digest = _digest(statement_code(facts, top))
-                if facts is not getattr(self.program, "_loose_facts", None):
-                    facts["digest"] = digest
+            kept = self._tops.get(id(top))
+            if kept is not None and kept[0] is top:
+                digest = kept[1]
+            else:
+                facts = self.program.statement_facts(top)
+                digest = facts.get("digest")
+                if digest is None:
+                    digest = _digest(statement_code(facts, top))
+                    if facts is not getattr(self.program, "_loose_facts", None):
+                        facts["digest"] = digest
+                self._tops[id(top)] = (top, digest)
         # (Where the statement starts is in the print: a node's code and every position in it hold while the
-        # statement's code and place do.)
-        print_ = ("n", node.type, node.start_pos, node.end_pos, top.start_pos, digest)
+        # statement's code and place do; its type and start tell it within the statement.)
+        print_ = ("n", node.type, node.start_pos, top.start_pos, digest)
         self._nodes[id(node)] = (node, print_)
         return print_
 
@@ -294,6 +317,11 @@ def _unwrapped(value):
     return value._target if isinstance(value, _Tracked) else value
 
 
+class _NotFound:
+    def __init__(self, error: BaseException):
+        self.error = error
+
+
 def tracked_program(program) -> _Tracked:
     return _Tracked(program, ("program",), Fingerprints(program))
 
@@ -307,6 +335,7 @@ class Revision:
         self.prints = Fingerprints(ctx.program)
         self.replay = query.Replay(self.walk, self.prints)
         self._sites: dict | None = None
+        self._found: dict = {}
 
     def walk(self, path: tuple):
         root = path[0]
@@ -354,7 +383,19 @@ class Revision:
         return site
 
     def find(self, where):
-        """The value ``where`` (``locate``) describes, in this revision."""
+        """The value ``where`` (``locate``) describes, in this revision (each found once per revision)."""
+        found = self._found.get(where, _MISSING)
+        if found is _MISSING:
+            try:
+                found = self._find(where)
+            except (Exception, RecursionError) as exc:  # noqa: BLE001 - not found now: the read fails again
+                found = _NotFound(exc)
+            self._found[where] = found
+        if isinstance(found, _NotFound):
+            raise found.error
+        return found
+
+    def _find(self, where):
         kind = where[0]
         if kind == "v" or kind == "e":
             return where[2] if kind == "v" else where  # (an Enum is compared by its print: never located)
@@ -395,11 +436,10 @@ class Revision:
         raise query.Untracked(kind)
 
     def node(self, where):
-        _, type_, start, end = where
-        leaf = self.program.module.get_leaf_for_position(start)
-        node = leaf
-        while node is not None and node.start_pos == start:
-            if node.type == type_ and node.end_pos == end:
-                return node
-            node = node.parent
-        raise LookupError("no such node")
+        _, type_, start, steps = where
+        node = self.program.module.get_leaf_for_position(start)
+        for _ in range(steps):
+            node = node.parent if node is not None else None
+        if node is None or node.type != type_ or node.start_pos != start:
+            raise LookupError("no such node")
+        return node

@@ -15,7 +15,7 @@ from ..engine.definitions import Function
 from ..engine.model import Applicability, Edit, Fix, Related
 from ..engine.param_edits import fresh, is_dout_like, is_out_like, used_names
 from ..engine.parsing import POSITIONAL
-from ..engine.trees import iter_scope_nodes
+from ..engine.trees import iter_scope_nodes, statement_words
 from .base import example, NEVER, Draft, Invalid, Rule, Valid
 from ._returns import local_assignments, returns_of
 from ._signature import def_span, view
@@ -364,12 +364,9 @@ def _in_test(ctx: Context, cls) -> bool:
         if n.type == "funcdef" and n.name.value.startswith("test"):
             return True
         n = n.parent
-    # (The top-level defs and classes naming the class, read through the program: they are other statements.)
-    for top in p.statements_naming(cls.name):
-        if top.type == "decorated":
-            top = top.children[-1]
-        if top.type in ("funcdef", "classdef") and top is not node and (
-                top.name.value.startswith("test") or top.type == "classdef" and top.name.value.startswith("Test")):
+    # (The top-level tests naming the class, read through the program: they are other statements.)
+    for top in p.test_definitions():
+        if top is not node and cls.name in statement_words(p.statement_facts(top), top):
             return True
     return False
 
