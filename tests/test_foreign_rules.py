@@ -224,3 +224,47 @@ def test_random_edits_session_equals_fresh_for_shipped_and_foreign_rules(seed):
         for _ in range(220):
             text = _edit(rnd, text, names)
             _same(session, text)
+
+
+class AfterLine(Rule):
+    """Every Cell whose class starts below line 30: a decision by where the code stands (``position_free`` left
+    False, as a rule that is unsure leaves it)."""
+
+    code, name, summary, scope = "XT007", "after-line", "", "cell"
+
+    def check(self, ctx):
+        for site in ctx.cell_sites:
+            if site.cls.node.start_pos[0] > 30:
+                yield Draft(ctx.program.span(site.cls.node.name), "far down")
+
+
+def test_cells_that_only_moved_are_read_back_moved_when_every_rule_is_position_free():
+    text = HEAD + _cells(12)
+    with DocumentSession("moved", rules=ALL_RULES) as session:
+        session.analyse(text)
+        moved = "# one line more\n" + text
+        assert _found(session.analyse(moved)) == _found(analyze(moved, rules=ALL_RULES, verify_fixes=False))
+        memo = session._doc.cell_memo
+        assert memo.moved == 12 and memo.ran == 0
+
+
+def test_a_rule_deciding_by_place_has_its_cells_run_again_when_they_move():
+    rules = [*ALL_RULES, AfterLine()]
+    text = HEAD + _cells(12)
+    with DocumentSession("after-line", rules=rules) as session:
+        for version in (text, "\n" * 8 + text, "\n" * 20 + text, text):
+            got = _found(session.analyse(version))
+            assert got == _found(analyze(version, rules=rules, verify_fixes=False))
+        assert session._doc.cell_memo.moved == 0
+
+
+def test_a_rule_claiming_position_free_wrongly_would_be_caught(monkeypatch):
+    """The check has teeth: the same rule saying ``position_free = True`` is read back moved, and goes stale."""
+    monkeypatch.setattr(AfterLine, "position_free", True)
+    rules = [*ALL_RULES, AfterLine()]
+    text = HEAD + _cells(12)
+    stale = False
+    with DocumentSession("after-line", rules=rules) as session:
+        for version in (text, "\n" * 20 + text):
+            stale |= _found(session.analyse(version)) != _found(analyze(version, rules=rules, verify_fixes=False))
+    assert stale

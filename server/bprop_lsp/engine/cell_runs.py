@@ -15,12 +15,13 @@ call and node it read the same. Nothing here knows what a rule reads.
 """
 from __future__ import annotations
 
+import bisect
 from dataclasses import replace
 from typing import Callable
 
 from . import query
 from .context import CellSite, Context
-from .tracked import Revision, locate, tracked_program, _wrap
+from .tracked import Fingerprints, Revision, locate, tracked_program, _wrap
 
 _SITE = object()  # a kept draft's subject that was its site (read back as the site of the analysis reading it)
 _FAILED = object()  # the rule raised for this site: the file gets none of its drafts, as in one run
@@ -110,8 +111,9 @@ class CellMemo:
         self._rules: dict = {}
         # What the last analysis did, for tests and benchmarks: sites run, sites read back, paths re-read, and the
         # sites run (their class names).
-        self.ran = self.reused = self.replayed = 0
+        self.ran = self.reused = self.replayed = self.moved = 0
         self.ran_sites: list[str] = []
+        self._layout = None  # (start line, digest) of each top-level statement, at the last analysis
 
     def clear(self) -> None:
         self._entries.clear()
@@ -123,7 +125,10 @@ class CellMemo:
         revision = Revision(ctx)
         codes = tuple(rule.code for rule in rules)
         old, new = self._entries, {}
-        self.ran = self.reused = 0
+        self.ran = self.reused = self.moved = 0
+        # (Only when every rule says its findings do not depend on where the code stands.)
+        free = all(getattr(rule, "position_free", False) for rule in rules)
+        moved = None
         self.ran_sites = []
         per_site = []
         for site in ctx.cell_sites:
@@ -137,6 +142,17 @@ class CellMemo:
                 new[where] = entry
                 per_site.append(_for_site(entry[1], site))
                 continue
+            if entry is None and where is not None and free:
+                # A site that found nothing, whose statements only moved (lines added or removed above): its
+                # record, moved with them, read again.
+                if moved is None:
+                    moved = _Moves(self._layout, _layout(ctx.program), old)
+                entry = moved.entry(where)
+                if entry is not None and revision.replay.holds(entry[0]):
+                    self.moved += 1
+                    new[where] = entry
+                    per_site.append({})
+                    continue
             self.ran += 1
             self.ran_sites.append(site.cls.name)
             with query.recording() as reads:
@@ -153,6 +169,7 @@ class CellMemo:
             per_site.append(results)
         self.replayed = revision.replay.reads
         self._entries = new
+        self._layout = _layout(ctx.program) if free and new else None
         return _joined(per_site, rules)
 
 
@@ -161,3 +178,101 @@ def _for_site(results: dict, site: CellSite) -> dict:
     return {code: found if found is _FAILED else tuple(replace(d, subject=site) if d.subject is _SITE else d
                                                      for d in found)
             for code, found in results.items()}
+
+
+def _layout(program) -> list[tuple[int, bytes]]:
+    """(line where its code starts, digest) of each top-level statement (the digests kept with the statements)."""
+    prints = Fingerprints(program)
+    return [(child.start_pos[0], prints.node(child)[4]) for child in program.module.children
+            if child.type != "endmarker"]
+
+
+class _Gone(Exception):
+    """A position in a statement that is no longer there (or changed)."""
+
+
+class _Moves:
+    """Where each statement of the last analysis stands now, when its code is the same: the last analysis's records
+    of sites that found nothing, moved with their statements (``entry``)."""
+
+    def __init__(self, before: list | None, after: list, entries: dict):
+        self._starts = [line for line, _ in before] if before else []
+        self._before = before or []
+        now: dict[bytes, list[int]] = {}
+        for line, digest in after:
+            now.setdefault(digest, []).append(line)
+        # The k-th statement of a digest then is the k-th of that digest now (the order of copies is kept).
+        seen: dict[bytes, int] = {}
+        self._to: dict[tuple[int, bytes], int] = {}
+        for line, digest in self._before:
+            k = seen.get(digest, 0)
+            seen[digest] = k + 1
+            lines = now.get(digest)
+            if lines is not None and k < len(lines):
+                self._to[(line, digest)] = lines[k]
+        self._entries: dict | None = None
+        self._old = entries
+        self._done: dict[int, tuple] = {}
+
+    def entry(self, where):
+        if self._entries is None:
+            self._entries = {}
+            if any(old != new for (old, _), new in self._to.items()):
+                for key, (reads, results) in self._old.items():
+                    if results:
+                        continue  # (drafts hold positions, and may say them: their site runs)
+                    try:
+                        moved = self._moved(key)
+                    except _Gone:
+                        continue
+                    if moved != key:
+                        self._entries[moved] = (key, reads)
+        found = self._entries.get(where)
+        if found is None:
+            return None
+        key, reads = found
+        try:
+            moved = query.Reads([(self._moved(path), self._moved(print_)) for path, print_ in reads.items],
+                                volatile=reads.volatile)
+        except _Gone:
+            return None
+        moved.seen = {path for path, _ in moved.items}
+        return moved, {}
+
+    def _line(self, line: int) -> int:
+        """Where line ``line`` of the last analysis's text stands now (it lies in a statement that only moved)."""
+        i = bisect.bisect_right(self._starts, line) - 1
+        if i < 0:
+            raise _Gone
+        start, digest = self._before[i]
+        now = self._to.get((start, digest))
+        if now is None:
+            raise _Gone
+        return line + now - start
+
+    def _moved(self, value):
+        if type(value) is tuple and len(value) > 2:
+            # (Records of one analysis share their prints: each is moved once.)
+            found = self._done.get(id(value))
+            if found is not None and found[0] is value:
+                return found[1]
+            moved = self._moved_afresh(value)
+            self._done[id(value)] = (value, moved)
+            return moved
+        return self._moved_afresh(value)
+
+    def _moved_afresh(self, value):
+        if type(value) is tuple:
+            if len(value) == 5 and value[0] == "n" and type(value[3]) is tuple:  # a node's print
+                _, kind, (line, column), (top, top_column), digest = value
+                now = self._to.get((top, digest))
+                if now is None:
+                    raise _Gone
+                return ("n", kind, (line + now - top, column), (now, top_column), digest)
+            if len(value) == 4 and value[0] == "node" and type(value[2]) is tuple:  # a node's locator
+                _, kind, (line, column), height = value
+                return ("node", kind, (self._line(line), column), height)
+            return tuple([self._moved(v) for v in value])
+        if type(value) is frozenset:
+            return frozenset(self._moved(v) for v in value)
+        return value

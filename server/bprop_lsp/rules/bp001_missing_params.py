@@ -9,6 +9,7 @@ from ._signature import arity_applies, construct_related, counts, def_span, miss
 class MissingParams(Rule):
     code = "BP001"
     scope = "cell"
+    position_free = True
     name = "bprop-missing-params"
     summary = "A Cell's bprop must take every forward input of construct, then out, then dout."
     mindspore_says = (

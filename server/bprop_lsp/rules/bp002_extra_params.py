@@ -12,6 +12,7 @@ from ._signature import arity_applies, counted_vararg, construct_related, counts
 class ExtraParams(Rule):
     code = "BP002"
     scope = "cell"
+    position_free = True
     name = "bprop-extra-params"
     summary = "A Cell's bprop takes more parameters than construct's inputs plus out and dout."
     mindspore_says = (

@@ -11,6 +11,7 @@ from ._signature import def_span, view
 class SwappedOutDout(Rule):
     code = "BP014"
     scope = "cell"
+    position_free = True
     name = "bprop-out-dout-swapped"
     summary = "bprop's last two parameters are named (dout, out): MindSpore passes out first, then dout, whatever the names."
     mindspore_says = "No error: the gradients are silently wrong."

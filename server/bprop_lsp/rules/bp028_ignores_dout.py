@@ -31,6 +31,7 @@ _CELL = ("from mindspore import nn, ops\nclass Sin(nn.Cell):\n    def construct(
 class IgnoresDout(Rule):
     code = "BP028"
     scope = "cell"
+    position_free = True
     name = "bprop-ignores-dout"
     summary = ("A bprop that never reads dout (its last parameter, the incoming gradient) returns gradients that do "
                "not depend on the downstream loss: multiply the local derivative by dout (chain rule).")
