@@ -507,3 +507,95 @@ def test_fix_and_diff_check_what_they_write_with_files_known_by_stat(capsys, tru
     analyses.clear()
     code, out, _ = run(capsys, "--output-format", "concise", "pkg")
     assert "seed.py" not in out and analyses == [CLEAN]  # the written file is checked anew
+
+
+def test_an_index_behind_a_linked_cache_folder_is_not_read(capsys, tree, monkeypatch, tmp_path_factory):
+    monkeypatch.setattr(cache_mod, "RACY_NS", 0)
+    elsewhere = tmp_path_factory.mktemp("planted") / "c"
+    first = run(capsys, "--cache-dir", str(elsewhere), "pkg")
+    for entry in entries(elsewhere):  # every result says "no findings", every file "no bprop"
+        data = json.loads(entry.read_text())
+        data["findings"], data["messages"] = [], []
+        entry.write_text(json.dumps(data))
+    path = elsewhere / f"v{cache_mod.SCHEMA}" / cache_mod.INDEX_NAME
+    records = json.loads(path.read_text())
+    records["files"] = {k: v.rsplit(":", 1)[0] + ":" for k, v in records["files"].items()}
+    path.write_text(json.dumps(records))
+    assert run(capsys, "--cache-dir", str(elsewhere), "pkg")[0] == 0  # (what a planted folder could do)
+    (tree / cache_mod.DIR_NAME).symlink_to(elsewhere, target_is_directory=True)
+    code, out, err = run(capsys, "pkg")
+    assert (code, out) == first[:2] and "running without a cache" in err
+
+
+# -- folder listings ---------------------------------------------------------------------------------------------
+
+@pytest.fixture
+def listed(monkeypatch):
+    """The folders listed (os.scandir) by their name."""
+    seen: list[str] = []
+    real = os.scandir
+
+    def counting(path="."):
+        seen.append(os.path.basename(os.fspath(path)))
+        return real(path)
+
+    monkeypatch.setattr(os, "scandir", counting)
+    return seen
+
+
+def test_an_unchanged_folder_is_not_listed_again(capsys, trusted, listed, analyses):
+    (trusted / "pkg" / "sub").mkdir()
+    (trusted / "pkg" / "sub" / "deep.py").write_text(SEED)
+    first = run(capsys, "pkg")
+    assert {"pkg", "sub"} <= set(listed)
+    listed.clear()
+    analyses.clear()
+    assert run(capsys, "pkg") == first
+    assert "pkg" not in listed and "sub" not in listed and analyses == []
+
+
+def test_files_added_removed_or_renamed_in_a_known_folder_are_seen(capsys, trusted, listed):
+    run(capsys, "pkg")
+    (trusted / "pkg" / "added.py").write_text(SEED.replace("MulAdd", "Added"))
+    (trusted / "pkg" / "gate.py").unlink()
+    (trusted / "pkg" / "seed.py").rename(trusted / "pkg" / "renamed.py")
+    listed.clear()
+    code, out, _ = run(capsys, "--output-format", "concise", "pkg")
+    assert "pkg" in listed
+    assert "added.py" in out and "renamed.py" in out and "gate.py" not in out and "seed.py:" not in out
+
+
+def test_a_folder_with_a_link_or_a_fifo_is_listed_every_time(capsys, trusted, listed):
+    (trusted / "pkg" / "alias.py").symlink_to(trusted / "pkg" / "seed.py")
+    (trusted / "odd").mkdir()
+    os.mkfifo(trusted / "odd" / "pipe.py")
+    first = run(capsys, "pkg", "odd")
+    listed.clear()
+    second = run(capsys, "pkg", "odd")
+    assert second == first and "a FIFO" in second[2]
+    assert "pkg" in listed and "odd" in listed
+
+
+def test_an_ignore_file_edited_in_place_applies_in_a_known_folder(capsys, trusted):
+    (trusted / ".git").mkdir()
+    (trusted / "pkg" / ".gitignore").write_text("nothing.py\n")
+    code, out, _ = run(capsys, "--output-format", "concise", "pkg")
+    assert "gate.py" in out
+    with open(trusted / "pkg" / ".gitignore", "r+") as f:  # in place: the folder's own stat does not change
+        f.write("gate.py   \n")
+    code, out, _ = run(capsys, "--output-format", "concise", "pkg")
+    assert "gate.py" not in out and "seed.py" in out
+
+
+def test_a_listing_record_of_another_shape_is_ignored(capsys, trusted, listed):
+    first = run(capsys, "pkg")
+    path = trusted / cache_mod.DIR_NAME / f"v{cache_mod.SCHEMA}" / cache_mod.INDEX_NAME
+    records = json.loads(path.read_text())
+    key = os.path.join(str(trusted / "pkg"), "")
+    sig = records["files"][key].split(":")[:6]
+    for bad in (":".join(sig) + ":q1:x.py", ":".join(sig) + ":fz:x.py", ":".join(sig) + ":d:", ["x"]):
+        records["files"][key] = bad
+        path.write_text(json.dumps(records))
+        listed.clear()
+        assert run(capsys, "pkg") == first
+        assert "pkg" in listed

@@ -198,6 +198,39 @@ class ResultCache:
         if files.get(absolute) != record:
             self._index_new[absolute] = record
 
+    def listing(self, path: str, st: os.stat_result) -> list[tuple[str, str, int]] | None:
+        """The walk's listing of the folder ``path`` kept for exactly the stat ``st`` (``sources.Listings``)."""
+        record = self._load_index().get(os.path.join(os.path.abspath(path), ""))
+        if record.__class__ is not str:
+            return None
+        prefix = signature(st) + ":"
+        if not record.startswith(prefix):
+            return None
+        body = record[len(prefix):]
+        entries = []
+        try:
+            for item in body.split("/") if body else ():
+                head, _, name = item.partition(":")
+                kind, inode = head[:1], int(head[1:] or "0")
+                if kind not in ("d", "f", "x") or not name or "\0" in name:
+                    return None
+                entries.append((name, kind, inode))
+        except ValueError:
+            return None
+        return entries
+
+    def record_listing(self, path: str, st: os.stat_result, entries: list[tuple[str, str, int]]) -> None:
+        """Keep a folder's listing for its stat, unless the folder is too young to be told apart by it."""
+        if max(st.st_mtime_ns, st.st_ctime_ns) >= self.started_ns - RACY_NS:
+            return
+        files = self._load_index()
+        key = os.path.join(os.path.abspath(path), "")  # (a folder's key ends with a separator: no file's does)
+        self._seen.add(key)
+        body = "/".join(f"{kind}{inode if kind == 'f' else ''}:{name}" for name, kind, inode in entries)
+        record = f"{signature(st)}:{body}"
+        if files.get(key) != record:
+            self._index_new[key] = record
+
     def replay(self, job: "Job") -> "FileResult | None":
         """The result of ``job`` from the stat index alone, without reading the file, or None.
 
@@ -236,6 +269,12 @@ class ResultCache:
 
     def _load_index(self) -> dict:
         if self._index is None:
+            self._index, self._index_stamp = {}, None
+            try:  # nothing read through a link: the folders must be real ones (a link there turns the cache off)
+                self._real_folder(self.directory)
+                self._real_folder(self.entries)
+            except OSError:
+                return self._index
             self._index, self._index_stamp = self._read_index()
         return self._index
 
