@@ -599,3 +599,42 @@ def test_a_listing_record_of_another_shape_is_ignored(capsys, trusted, listed):
         listed.clear()
         assert run(capsys, "pkg") == first
         assert "pkg" in listed
+
+
+def test_a_walk_from_kept_listings_yields_what_a_fresh_walk_does(tmp_path, monkeypatch):
+    """Nested repositories (a .git folder and a .git file), ignore files, a virtual environment, .pyi files, data
+    files, deep folders: the walk from listings kept by an earlier walk yields the same paths, in the same order."""
+    from bprop_lsp import sources
+
+    monkeypatch.setattr(cache_mod, "RACY_NS", 0)
+    root = tmp_path / "root"
+    for folder in ("a/b/c", "a/venv/lib", "sub/x", "wt/y", "ignored/z", "data"):
+        (root / folder).mkdir(parents=True)
+    (root / ".git").mkdir()
+    (root / ".gitignore").write_text("ignored/\n*.gen.py\n")
+    (root / "sub" / ".git").mkdir()
+    (root / "sub" / ".gitignore").write_text("x/skip.py\n")
+    (root / "wt" / ".git").write_text("gitdir: /elsewhere\n")  # a worktree's .git is a file
+    (root / "a" / ".ignore").write_text("b/c/hidden.py\n")
+    (root / "a" / "venv" / "pyvenv.cfg").write_text("home = /usr\n")
+    names = ["a/one.py", "a/b/two.pyi", "a/b/c/three.py", "a/b/c/hidden.py", "a/venv/lib/v.py", "sub/x/keep.py",
+             "sub/x/skip.py", "wt/y/w.py", "ignored/z/i.py", "top.gen.py", "top.py", "data/d.txt", "data/e.json"]
+    for name in names:
+        (root / name).write_text("x = 1\n")
+
+    def walk(listings):
+        return list(sources.iter_paths([str(root)], listings=listings))
+
+    fresh = walk(None)
+    assert "a/b/c/hidden.py" not in " ".join(fresh) and not any("venv" in p or "ignored" in p for p in fresh)
+    cache = cache_mod.ResultCache(tmp_path / "c", fingerprint="fp")
+    assert walk(cache) == fresh
+    assert cache._index_new  # listings were kept
+    assert cache._ready()
+    cache.close()
+    again = cache_mod.ResultCache(tmp_path / "c", fingerprint="fp")
+    calls: list[str] = []
+    real = os.scandir
+    monkeypatch.setattr(os, "scandir", lambda path=".": calls.append(path) or real(path))
+    assert walk(again) == fresh
+    assert calls == []  # every folder from its kept listing
