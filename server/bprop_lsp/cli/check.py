@@ -325,7 +325,7 @@ def _check(args, paths, resolver, fmt, workers, out_file, started) -> int:
         progress.clear()
     if cache is not None:
         _verbose(args, f"cache {cache.directory}: {cache.unread} file{'s' if cache.unread != 1 else ''} known by "
-                       f"their stat (not read), {cache.hits} result{'s' if cache.hits != 1 else ''} replayed, "
+                       f"stat alone (not read), {cache.hits} result{'s' if cache.hits != 1 else ''} replayed, "
                        f"{cache.misses} checked")
 
     reported: list[Reported] = []
