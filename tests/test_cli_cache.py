@@ -35,6 +35,12 @@ NONE_GRAD = (
 SYNTAX = "from mindspore import nn\nclass A(nn.Cell):\n    def bprop(self, x, out):\n        return (out,\n"
 
 
+@pytest.fixture(autouse=True)
+def _default_cache_location(monkeypatch):
+    """(conftest.py points every other test's cache elsewhere: these test where it goes by default.)"""
+    monkeypatch.delenv(cache_mod.ENV_VAR, raising=False)
+
+
 @pytest.fixture(params=["hashed", "by-stat"])
 def tree(request, tmp_path, monkeypatch):
     """The project; every test runs twice: with files too young to be trusted by their stat (as files written a
