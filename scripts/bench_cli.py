@@ -12,11 +12,11 @@ T2  ``bprop-lsp check`` over a tree where 1 % of the files contain ``bprop`` (2,
     wall time <= 0.5x ``ruff check --select E9 --no-cache`` of the same tree.
 
 Every ``bprop-lsp check`` run is a subprocess (interpreter start-up, imports, walk, pool and output included),
-the command a user types: ``bprop-lsp check [-j N] --no-color PATH`` with the default output (full), stdout to
-/dev/null. The pass/fail verdict is on the default ``-j`` (one worker per idle CPU); ``-j 1`` and
-``-j <cpus>`` are shown beside it. In each repetition the baseline and every command run back to back, in a
-rotating order; the ratios are medians of the per-repetition ratios (absolute times move 1.5-3x with machine
-load, ratios measured side by side much less).
+the command a user types: ``bprop-lsp check [-j N] --no-color --no-cache PATH`` (every run analyses: the result
+cache is ``bench_cache.py``'s) with the default output (full), stdout to /dev/null. The pass/fail verdict is on
+the default ``-j`` (one worker per idle CPU); ``-j 1`` and ``-j <cpus>`` are shown beside it. In each
+repetition the baseline and every command run back to back, in a rotating order; the ratios are medians of the
+per-repetition ratios (absolute times move 1.5-3x with machine load, ratios measured side by side much less).
 
 ruff is a benchmark-only dependency (``pip install -e '.[bench]'`` or ``pip install ruff``); without it T2 is
 reported as SKIPPED, loudly.
@@ -131,8 +131,17 @@ def run_timed(cmd: list[str], env=None) -> float:
     return elapsed
 
 
-def bprop_cmd(root: Path, jobs: str | None) -> list[str]:
-    return [sys.executable, "-m", "bprop_lsp", "check", *(["-j", jobs] if jobs else []), "--no-color", str(root)]
+def bprop_cmd(root: Path, jobs: str | None, no_cache: bool = True) -> list[str]:
+    # --no-cache: every run analyses (as ruff's --no-cache); a cached run is scripts/bench_cache.py's to measure.
+    return [sys.executable, "-m", "bprop_lsp", "check", *(["-j", jobs] if jobs else []), "--no-color",
+            *(["--no-cache"] if no_cache else []), str(root)]
+
+
+def knows_no_cache(env) -> bool:
+    """Whether the code run with ``env`` has ``--no-cache`` (code from before the result cache has none)."""
+    proc = subprocess.run([sys.executable, "-m", "bprop_lsp", "check", "--help"], capture_output=True, text=True,
+                          env=env, check=False)
+    return "--no-cache" in proc.stdout
 
 
 def check_commands(root: Path, cpus: int, env, before_env) -> dict[str, tuple[list[str], dict | None]]:
@@ -140,9 +149,10 @@ def check_commands(root: Path, cpus: int, env, before_env) -> dict[str, tuple[li
     for prefix, e in (("", env), ("before: ", before_env)):
         if prefix and before_env is None:
             continue
-        commands[f"{prefix}bprop-lsp check (default -j)"] = (bprop_cmd(root, None), e)
-        commands[f"{prefix}bprop-lsp check -j 1"] = (bprop_cmd(root, "1"), e)
-        commands[f"{prefix}bprop-lsp check -j {cpus}"] = (bprop_cmd(root, str(cpus)), e)
+        no_cache = knows_no_cache(e)
+        commands[f"{prefix}bprop-lsp check (default -j)"] = (bprop_cmd(root, None, no_cache), e)
+        commands[f"{prefix}bprop-lsp check -j 1"] = (bprop_cmd(root, "1", no_cache), e)
+        commands[f"{prefix}bprop-lsp check -j {cpus}"] = (bprop_cmd(root, str(cpus), no_cache), e)
     return commands
 
 

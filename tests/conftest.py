@@ -30,3 +30,12 @@ def deep_dir(tmp_path):
             if not os.path.isdir(os.path.join(folder, name)):
                 os.unlink(os.path.join(folder, name))
         os.rmdir(folder)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _result_cache_out_of_the_checkout(tmp_path_factory):
+    """``check`` run by a test (in process or as a subprocess) keeps its result cache in a scratch folder, not in
+    ``.bprop_lsp_cache`` at the checkout's root (the nearest pyproject.toml of a test run from the repository).
+    Tests of where the cache goes (tests/test_cli_cache.py) unset the variable themselves."""
+    os.environ.setdefault("BPROP_LSP_CACHE_DIR", str(tmp_path_factory.mktemp("bprop_lsp_cache")))
+    yield

@@ -35,6 +35,12 @@ NONE_GRAD = (
 SYNTAX = "from mindspore import nn\nclass A(nn.Cell):\n    def bprop(self, x, out):\n        return (out,\n"
 
 
+@pytest.fixture(autouse=True)
+def _default_cache_location(monkeypatch):
+    """(conftest.py points every other test's cache elsewhere: these test where it goes by default.)"""
+    monkeypatch.delenv(cache_mod.ENV_VAR, raising=False)
+
+
 @pytest.fixture(params=["hashed", "by-stat"])
 def tree(request, tmp_path, monkeypatch):
     """The project; every test runs twice: with files too young to be trusted by their stat (as files written a
@@ -349,8 +355,8 @@ def test_an_unchanged_file_is_not_even_read(capsys, trusted, analyses, reads):
     # Files without findings are done by their stat; those with findings are read for their text (not analysed).
     assert sorted(reads) == ["gate.py", "seed.py"]
     records = index(trusted / cache_mod.DIR_NAME)
-    assert records[str(trusted / "pkg" / "plain.py")][-1] == ""  # no bprop
-    assert records[str(trusted / "pkg" / "quiet.py")][-1] == cache_mod.content_hash(QUIET.encode())
+    assert records[str(trusted / "pkg" / "plain.py")].endswith(":")  # no bprop
+    assert records[str(trusted / "pkg" / "quiet.py")].endswith(":" + cache_mod.content_hash(QUIET.encode()))
 
 
 def test_a_touched_file_with_the_same_bytes_is_hashed_not_analysed(capsys, trusted, analyses, reads):
@@ -385,7 +391,7 @@ def test_a_rewrite_the_stat_cannot_tell_is_caught_by_the_racy_window(capsys, tre
     comparing): a file rewritten in the same tick with the same size looks unchanged. Files younger than
     RACY_NS at the run's start are never recorded, so the rewrite is read and checked; with the window shut
     the stale result would be replayed (what the window is for)."""
-    monkeypatch.setattr(cache_mod, "signature", lambda st: [st.st_size, st.st_mtime_ns])
+    monkeypatch.setattr(cache_mod, "signature", lambda st: f"{st.st_size}:{st.st_mtime_ns}")
     if window == "shut":
         monkeypatch.setattr(cache_mod, "RACY_NS", 0)
     else:
@@ -429,7 +435,8 @@ def test_a_corrupt_or_foreign_index_is_ignored_and_rewritten(capsys, trusted, an
     if junk == "records":  # records of the wrong shapes, or a digest that is not one, for real stats
         records = json.loads(path.read_text())
         for i, (name, record) in enumerate(sorted(records["files"].items())):
-            records["files"][name] = [record[:3], record[:-1] + ["zz"], record[:-1] + [7], "x", None][i % 5]
+            sig = record.rsplit(":", 1)[0]
+            records["files"][name] = [sig, sig + ":zz", sig + ":" + "A" * 40, sig.split(":"), None][i % 5]
         junk = json.dumps(records).encode()
     path.write_bytes(junk)
     reads.clear()
@@ -506,3 +513,134 @@ def test_fix_and_diff_check_what_they_write_with_files_known_by_stat(capsys, tru
     analyses.clear()
     code, out, _ = run(capsys, "--output-format", "concise", "pkg")
     assert "seed.py" not in out and analyses == [CLEAN]  # the written file is checked anew
+
+
+def test_an_index_behind_a_linked_cache_folder_is_not_read(capsys, tree, monkeypatch, tmp_path_factory):
+    monkeypatch.setattr(cache_mod, "RACY_NS", 0)
+    elsewhere = tmp_path_factory.mktemp("planted") / "c"
+    first = run(capsys, "--cache-dir", str(elsewhere), "pkg")
+    for entry in entries(elsewhere):  # every result says "no findings", every file "no bprop"
+        data = json.loads(entry.read_text())
+        data["findings"], data["messages"] = [], []
+        entry.write_text(json.dumps(data))
+    path = elsewhere / f"v{cache_mod.SCHEMA}" / cache_mod.INDEX_NAME
+    records = json.loads(path.read_text())
+    records["files"] = {k: v.rsplit(":", 1)[0] + ":" for k, v in records["files"].items()}
+    path.write_text(json.dumps(records))
+    assert run(capsys, "--cache-dir", str(elsewhere), "pkg")[0] == 0  # (what a planted folder could do)
+    (tree / cache_mod.DIR_NAME).symlink_to(elsewhere, target_is_directory=True)
+    code, out, err = run(capsys, "pkg")
+    assert (code, out) == first[:2] and "running without a cache" in err
+
+
+# -- folder listings ---------------------------------------------------------------------------------------------
+
+@pytest.fixture
+def listed(monkeypatch):
+    """The folders listed (os.scandir) by their name."""
+    seen: list[str] = []
+    real = os.scandir
+
+    def counting(path="."):
+        seen.append(os.path.basename(os.fspath(path)))
+        return real(path)
+
+    monkeypatch.setattr(os, "scandir", counting)
+    return seen
+
+
+def test_an_unchanged_folder_is_not_listed_again(capsys, trusted, listed, analyses):
+    (trusted / "pkg" / "sub").mkdir()
+    (trusted / "pkg" / "sub" / "deep.py").write_text(SEED)
+    first = run(capsys, "pkg")
+    assert {"pkg", "sub"} <= set(listed)
+    listed.clear()
+    analyses.clear()
+    assert run(capsys, "pkg") == first
+    assert "pkg" not in listed and "sub" not in listed and analyses == []
+
+
+def test_files_added_removed_or_renamed_in_a_known_folder_are_seen(capsys, trusted, listed):
+    run(capsys, "pkg")
+    (trusted / "pkg" / "added.py").write_text(SEED.replace("MulAdd", "Added"))
+    (trusted / "pkg" / "gate.py").unlink()
+    (trusted / "pkg" / "seed.py").rename(trusted / "pkg" / "renamed.py")
+    listed.clear()
+    code, out, _ = run(capsys, "--output-format", "concise", "pkg")
+    assert "pkg" in listed
+    assert "added.py" in out and "renamed.py" in out and "gate.py" not in out and "seed.py:" not in out
+
+
+def test_a_folder_with_a_link_or_a_fifo_is_listed_every_time(capsys, trusted, listed):
+    (trusted / "pkg" / "alias.py").symlink_to(trusted / "pkg" / "seed.py")
+    (trusted / "odd").mkdir()
+    os.mkfifo(trusted / "odd" / "pipe.py")
+    first = run(capsys, "pkg", "odd")
+    listed.clear()
+    second = run(capsys, "pkg", "odd")
+    assert second == first and "a FIFO" in second[2]
+    assert "pkg" in listed and "odd" in listed
+
+
+def test_an_ignore_file_edited_in_place_applies_in_a_known_folder(capsys, trusted):
+    (trusted / ".git").mkdir()
+    (trusted / "pkg" / ".gitignore").write_text("nothing.py\n")
+    code, out, _ = run(capsys, "--output-format", "concise", "pkg")
+    assert "gate.py" in out
+    with open(trusted / "pkg" / ".gitignore", "r+") as f:  # in place: the folder's own stat does not change
+        f.write("gate.py   \n")
+    code, out, _ = run(capsys, "--output-format", "concise", "pkg")
+    assert "gate.py" not in out and "seed.py" in out
+
+
+def test_a_listing_record_of_another_shape_is_ignored(capsys, trusted, listed):
+    first = run(capsys, "pkg")
+    path = trusted / cache_mod.DIR_NAME / f"v{cache_mod.SCHEMA}" / cache_mod.INDEX_NAME
+    records = json.loads(path.read_text())
+    key = os.path.join(str(trusted / "pkg"), "")
+    sig = records["files"][key].split(":")[:6]
+    for bad in (":".join(sig) + ":q1:x.py", ":".join(sig) + ":fz:x.py", ":".join(sig) + ":d:", ["x"]):
+        records["files"][key] = bad
+        path.write_text(json.dumps(records))
+        listed.clear()
+        assert run(capsys, "pkg") == first
+        assert "pkg" in listed
+
+
+def test_a_walk_from_kept_listings_yields_what_a_fresh_walk_does(tmp_path, monkeypatch):
+    """Nested repositories (a .git folder and a .git file), ignore files, a virtual environment, .pyi files, data
+    files, deep folders: the walk from listings kept by an earlier walk yields the same paths, in the same order."""
+    from bprop_lsp import sources
+
+    monkeypatch.setattr(cache_mod, "RACY_NS", 0)
+    root = tmp_path / "root"
+    for folder in ("a/b/c", "a/venv/lib", "sub/x", "wt/y", "ignored/z", "data"):
+        (root / folder).mkdir(parents=True)
+    (root / ".git").mkdir()
+    (root / ".gitignore").write_text("ignored/\n*.gen.py\n")
+    (root / "sub" / ".git").mkdir()
+    (root / "sub" / ".gitignore").write_text("x/skip.py\n")
+    (root / "wt" / ".git").write_text("gitdir: /elsewhere\n")  # a worktree's .git is a file
+    (root / "a" / ".ignore").write_text("b/c/hidden.py\n")
+    (root / "a" / "venv" / "pyvenv.cfg").write_text("home = /usr\n")
+    names = ["a/one.py", "a/b/two.pyi", "a/b/c/three.py", "a/b/c/hidden.py", "a/venv/lib/v.py", "sub/x/keep.py",
+             "sub/x/skip.py", "wt/y/w.py", "ignored/z/i.py", "top.gen.py", "top.py", "data/d.txt", "data/e.json"]
+    for name in names:
+        (root / name).write_text("x = 1\n")
+
+    def walk(listings):
+        return list(sources.iter_paths([str(root)], listings=listings))
+
+    fresh = walk(None)
+    assert "a/b/c/hidden.py" not in " ".join(fresh) and not any("venv" in p or "ignored" in p for p in fresh)
+    cache = cache_mod.ResultCache(tmp_path / "c", fingerprint="fp")
+    assert walk(cache) == fresh
+    assert cache._index_new  # listings were kept
+    assert cache._ready()
+    cache.close()
+    again = cache_mod.ResultCache(tmp_path / "c", fingerprint="fp")
+    calls: list[str] = []
+    real = os.scandir
+    monkeypatch.setattr(os, "scandir", lambda path=".": calls.append(path) or real(path))
+    assert walk(again) == fresh
+    assert calls == []  # every folder from its kept listing

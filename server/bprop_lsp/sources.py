@@ -13,7 +13,7 @@ import os
 import stat
 import tokenize
 from dataclasses import dataclass
-from typing import Callable, Iterator
+from typing import Callable, Iterator, Protocol
 
 from .gitignore import IgnoreFile, global_excludes_file, parse_file
 
@@ -84,8 +84,23 @@ class WalkStats:
     duplicates: int = 0  # files reached again under another name (a link): checked once
 
 
+class Listings(Protocol):
+    """Folder listings kept between walks (the CLI's result cache): what a walk would keep of a folder's entries
+    (``(name, kind, inode)``, kind ``"d"`` a folder, ``"f"`` a regular file, ``"x"`` a file only its name
+    matters of), for exactly the folder's stat, or None."""
+
+    def listing(self, path: str, st: os.stat_result) -> list[tuple[str, str, int]] | None: ...
+
+    def record_listing(self, path: str, st: os.stat_result, entries: list[tuple[str, str, int]]) -> None: ...
+
+
+# The names of a folder's entries the walk asks about though it keeps no such entry (a ``.git`` may be a file).
+_NOTED_NAMES = frozenset({".git", ".ignore", ".gitignore", "pyvenv.cfg"})
+
+
 def iter_paths(paths: list[str], exclude: tuple[str, ...] = (), *, respect_gitignore: bool = True,
-               on_skip: OnSkip | None = None, stats: WalkStats | None = None) -> Iterator[str]:
+               on_skip: OnSkip | None = None, stats: WalkStats | None = None,
+               listings: Listings | None = None) -> Iterator[str]:
     """The files to check under ``paths``, each once: once per file, not per name (a file and a symbolic link
     to it found by the walk are yielded once, under the file's name; of two hard links, the one met first).
 
@@ -95,6 +110,8 @@ def iter_paths(paths: list[str], exclude: tuple[str, ...] = (), *, respect_gitig
     globs and, with ``respect_gitignore``, what ``.ignore`` files (always) and ``.gitignore`` files and
     ``.git/info/exclude`` and git's global excludes file (inside a git repository) ignore. Anything passed over for a reason a user would want
     to know (a FIFO, a device, a broken link, an unreadable folder) is reported through ``on_skip``.
+    ``listings``: folders whose stat is unchanged are not listed again (only folders of plain files and folders
+    are kept; one with a link or a special file in it is listed every time).
     """
     report = on_skip or (lambda path, reason, is_error: None)
     stats = stats if stats is not None else WalkStats()
@@ -118,7 +135,8 @@ def iter_paths(paths: list[str], exclude: tuple[str, ...] = (), *, respect_gitig
                     files.add((st.st_dev, st.st_ino))
                 yield shown
             continue
-        for path, identity, is_link in _walk_dir(shown, exclude, respect_gitignore, report, stats, global_excludes):
+        for path, identity, is_link in _walk_dir(shown, exclude, respect_gitignore, report, stats, global_excludes,
+                                                 listings):
             if is_link:
                 links.append((path, identity))  # after every file: a link's target keeps its own name
             elif path not in seen:
@@ -149,8 +167,64 @@ class _Frame:
     top: bool = False  # the directory the walk started from
 
 
+class _Listed:
+    """A folder entry as a kept listing has it (the part of ``os.DirEntry`` the walk asks about)."""
+
+    __slots__ = ("name", "_kind", "_inode")
+
+    def __init__(self, name: str, kind: str, inode: int):
+        self.name, self._kind, self._inode = name, kind, inode
+
+    def is_dir(self, follow_symlinks: bool = True) -> bool:
+        return self._kind == "d"
+
+    def is_file(self, follow_symlinks: bool = True) -> bool:
+        return self._kind != "d"
+
+    def is_symlink(self) -> bool:
+        return False
+
+    def inode(self) -> int:
+        return self._inode
+
+
+def _listing(path: str, st: os.stat_result, listings: Listings | None) -> list:
+    """The folder's entries: from ``listings`` when it has them for this stat, else from the file system (and
+    then kept in ``listings`` when they are only plain files and folders)."""
+    if listings is not None:
+        kept = listings.listing(path, st)
+        if kept is not None:
+            return [_Listed(*entry) for entry in kept]
+    with os.scandir(path) as it:
+        entries = list(it)
+    if listings is not None:
+        record: list[tuple[str, str, int]] | None = []
+        for e in entries:
+            name = e.name
+            try:
+                if e.is_symlink():
+                    record = None
+                    break
+                if e.is_dir(follow_symlinks=False):
+                    record.append((name, "d", 0))
+                elif e.is_file(follow_symlinks=False):
+                    if name.endswith(SUFFIXES):
+                        record.append((name, "f", e.inode()))
+                    elif name in _NOTED_NAMES:
+                        record.append((name, "x", 0))
+                else:
+                    record = None  # a FIFO, a device, a socket: the walk says so each time
+                    break
+            except OSError:
+                record = None
+                break
+        if record is not None:
+            listings.record_listing(path, st, record)
+    return entries
+
+
 def _walk_dir(root: str, exclude: tuple[str, ...], respect_gitignore: bool, report: OnSkip, stats: WalkStats,
-              global_excludes: list) -> Iterator[tuple[str, tuple[int, int], bool]]:
+              global_excludes: list, listings: Listings | None = None) -> Iterator[tuple[str, tuple[int, int], bool]]:
     """(path, (st_dev, st_ino), is_link) of each file found (the identity of a link's target, for a link)."""
     # Depth-first with an explicit stack (a 1,000-deep tree must not hit the recursion limit); directory
     # symbolic links are not followed, and a directory reached twice (a bind-mount loop) is walked once.
@@ -160,8 +234,7 @@ def _walk_dir(root: str, exclude: tuple[str, ...], respect_gitignore: bool, repo
         frame = stack.pop()
         try:
             st = os.stat(frame.path)
-            with os.scandir(frame.path) as it:
-                listing = list(it)
+            listing = _listing(frame.path, st, listings)
         except OSError as exc:
             report(frame.path, f"cannot read directory: {exc.strerror or exc}", True)
             continue

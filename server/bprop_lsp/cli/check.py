@@ -286,7 +286,8 @@ def _check(args, paths, resolver, fmt, workers, out_file, started) -> int:
                       shows_fixes=fmt != "github" or args.statistics, add_noqa=bool(args.add_noqa))
     jobs: list[Job] = []
     walked = WalkStats()
-    for path in sorted(_walk(paths, resolver, skipped, walked), key=_path_order):
+    cache = _open_cache(args, paths)  # (before the walk: folders it knows are not listed again)
+    for path in sorted(_walk(paths, resolver, skipped, walked, cache), key=_path_order):
         display = args.stdin_filename if path == "-" and args.stdin_filename else None
         # (The walk yields no directories: a directory given is walked, a stdin name may be anything.)
         named = display if display else (None if path == "-" else path)
@@ -318,14 +319,13 @@ def _check(args, paths, resolver, fmt, workers, out_file, started) -> int:
                 print(terminal_safe(line, keep_newlines=True), file=sys.stderr)
         progress.advance()
 
-    cache = _open_cache(args, jobs)
     try:
         results = run_jobs(jobs, workers, collected, cache)
     finally:
         progress.clear()
     if cache is not None:
         _verbose(args, f"cache {cache.directory}: {cache.unread} file{'s' if cache.unread != 1 else ''} known by "
-                       f"their stat (not read), {cache.hits} result{'s' if cache.hits != 1 else ''} replayed, "
+                       f"stat alone (not read), {cache.hits} result{'s' if cache.hits != 1 else ''} replayed, "
                        f"{cache.misses} checked")
 
     reported: list[Reported] = []
@@ -473,10 +473,10 @@ def _shown(value, key: str) -> str:
     return "[" + ", ".join(json.dumps(v.pattern if isinstance(v, FilePattern) else v) for v in value) + "]"
 
 
-def _open_cache(args, jobs: list[Job]):
+def _open_cache(args, paths: list[str]):
     """The result cache for this run (cli/cache.py), or None with ``--no-cache`` or when only stdin is checked."""
     # (--add-noqa rewrites what it finds: a cached result would add nothing, and its empty one must not be kept)
-    if getattr(args, "no_cache", False) or args.add_noqa or all(job.path == "-" for job in jobs):
+    if getattr(args, "no_cache", False) or args.add_noqa or all(path == "-" for path in paths):
         return None
     from .cache import ResultCache, default_directory
 
@@ -493,7 +493,7 @@ def _ignored_note(walked: WalkStats) -> str:
             "--no-respect-gitignore checks what the ignore files ignore)")
 
 
-def _walk(paths, resolver, on_skip, stats):
+def _walk(paths, resolver, on_skip, stats, listings=None):
     """The files under ``paths``; with ``force-exclude`` a named file or folder the excludes match is left out."""
     given = []
     for path in paths:
@@ -507,7 +507,7 @@ def _walk(paths, resolver, on_skip, stats):
     # all of them (it yields a file reached twice once).
     excludes = tuple(dict.fromkeys(p for path in given if path != "-" for p in resolver.for_path(path).excludes))
     return iter_paths(given, excludes, respect_gitignore=resolver.args.respect_gitignore, on_skip=on_skip,
-                      stats=stats)
+                      stats=stats, listings=listings)
 
 
 def _path_order(path: str) -> tuple[str, ...]:
