@@ -345,3 +345,29 @@ def test_a_copy_of_a_statement_taking_the_place_of_another_gives_the_fresh_findi
     with DocumentSession("copies") as session:
         for text in (head + q + d + d, head + d + d + q.replace("Other", "Third")):
             assert _describe(session.analyse(text)) == _describe(analyze(text, verify_fixes=False))
+
+
+def _reran(session) -> list[str]:
+    """The Cells whose rules ran in the session's last analysis (every other Cell was read back): ruff's "query
+    was not re-run" check, for the Cell runs."""
+    return sorted(session._doc.cell_memo.ran_sites)
+
+
+@pytest.mark.parametrize("old,new", [
+    ("class Filler0(nn.Cell):\n    def construct(self, a):\n        return a\n\n    def bprop(self, a, out, dout):\n"
+     "        return (dout,)\n", "class Filler0(nn.Cell):\n    def construct(self, a):\n        return a\n\n"
+     "    def bprop(self, a, out, dout):\n        return (dout * 1,)\n"),  # Filler0's bprop body
+    ("    def bprop(self, x, n, out, dout):\n        return dout * n, 0",
+     "    def bprop(self, x, n, out, dout):\n        return dout * n, 1"),  # Num's
+])
+def test_an_edit_inside_one_bprop_reruns_only_that_cell(old, new):
+    assert TEXT.count(old) == 1
+    owner = "Filler0" if "Filler0" in old else "Num"
+    with DocumentSession("one-cell") as session:
+        session.analyse(TEXT)
+        edited = TEXT.replace(old, new)
+        assert _describe(session.analyse(edited)) == _describe(analyze(edited, verify_fixes=False))
+        assert _reran(session) == [owner]
+        assert session._doc.cell_memo.reused == len(session._doc.cell_memo._entries) - 1
+        session.analyse(edited)
+        assert _reran(session) == []  # nothing changed: nothing runs

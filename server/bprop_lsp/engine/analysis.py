@@ -115,15 +115,23 @@ class Analysis:
 
 
 def analyze(text: str, settings: Settings = Settings(), *, rules: Sequence[Rule], verify_fixes: bool = True,
-            with_syntax_errors: bool = True, with_skeletons: bool = False, compiles: bool = False) -> Analysis:
+            with_syntax_errors: bool = True, with_skeletons: bool = False, compiles: bool = False,
+            pause=None) -> Analysis:
     """Analyse ``text`` with ``rules`` once (the CLI; an editor keeps a ``DocumentSession`` per document instead).
 
     ``with_syntax_errors=False`` skips parso's error finder (a third of a keystroke's cost in a large file);
     ``Analysis.syntax_errors`` is then None and ``count_syntax_errors`` gives the number when a fix is checked.
     ``compiles=True`` (the caller knows CPython parses ``text``; the CLI checks) with neither syntax errors nor
     skeletons asked: only the statements that can affect a finding are parsed, when that can be told for certain
-    (``engine/partial.py``); the findings are the same as a full parse's.
+    (``engine/partial.py``); the findings are the same as a full parse's. ``pause()`` is called every few
+    thousand tokens of the parse (background work giving way: ``preempt.py``; wrap the rules in
+    ``preempt.polled`` for the rules' part).
     """
+    if pause is not None:
+        doc = ParsedDocument()
+        doc.pause = pause
+        return analyze_document(doc, text, settings, rules=rules, verify_fixes=verify_fixes,
+                                with_syntax_errors=with_syntax_errors, with_skeletons=with_skeletons)
     if compiles and not with_syntax_errors and not with_skeletons and "bprop" in text and not _REVIEWED_NOQA.search(text):
         # (A ``# noqa: BPxxx`` is reviewed wherever it stands, which the partial parse would not read.)
         analysis = analyze_relevant(text, settings, rules=rules, verify_fixes=verify_fixes)
