@@ -172,7 +172,7 @@ def breakdown(text: str, kinds, edits: int) -> dict:
     measurement, not an API). A pause between edits, as in a client, leaves caches as cold as the server sees."""
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "server"))
     from bprop_lsp.checker import DocumentSession
-    from bprop_lsp.engine import Settings, analysis, callsites, context, parsing, program, rule_memo
+    from bprop_lsp.engine import Settings, analysis, callsites, cell_runs, context, parsing, program
 
     acc: dict[str, float] = {}
     stack: list[float] = []
@@ -206,7 +206,7 @@ def breakdown(text: str, kinds, edits: int) -> dict:
         timed(program.Program, table, "program", prop=True)
     timed(context.Context, "cell_sites", "cell sites", prop=True)
     timed(callsites, "build_call_index", "call index")
-    timed(rule_memo.RuleMemo, "drafts", "memo keys")
+    timed(cell_runs.CellMemo, "drafts", "cell runs (rules and replay)")
     timed(analysis, "_drafts_of", "rules")
     try:
         result = {}

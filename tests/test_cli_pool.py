@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import multiprocessing
+import os
 import subprocess
 import sys
 
@@ -192,8 +193,12 @@ def test_a_run_without_a_pool_a_pyproject_or_output_formats_imports_none_of_them
     heavy = ("concurrent", "multiprocessing", "tomllib", "json", "difflib", "tempfile")
     code = ("import sys; from bprop_lsp.cli.main import main; rc = main(['check', '-q', '--isolated', sys.argv[1]]); "
             f"print(rc, sorted(m for m in sys.modules if m.split('.')[0] in {heavy!r}))")
-    proc = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, timeout=60)
+    # (A first run: no result cache folder yet. Once one exists, its index is read, JSON with it: cli/cache.py.)
+    env = {**os.environ, "BPROP_LSP_CACHE_DIR": str(tmp_path / "no-cache-yet")}
+    proc = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, timeout=60,
+                          env=env)
     assert proc.stdout.strip() == "0 []", proc.stderr
+    assert not (tmp_path / "no-cache-yet").exists()
 
 
 @pytest.mark.parametrize("workers", [1, 2])

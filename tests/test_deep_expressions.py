@@ -10,7 +10,6 @@ import pytest
 
 from bprop_lsp.checker import DocumentSession, analyze, fix_all
 from bprop_lsp.cli.main import main
-from bprop_lsp.engine import rule_memo
 
 
 def deep(kind: str, n: int, base: str = "dout", other: str = "x") -> str:
@@ -73,7 +72,6 @@ def test_every_rule_reads_a_deep_expression_as_it_reads_a_shallow_one(kind, monk
     """The findings of each shape, 600 levels deep (parso's walks took two calls a level: past Python's limit of
     1000), in a one-off analysis (fixes checked) and in a session whose memo stands in, equal those of the same
     shape one level deep; fix-all ends."""
-    monkeypatch.setattr(rule_memo.RuleMemo, "min_sites", 0)
     for code, cell in shapes(kind, 600).items():
         text = HEAD + cell.format(c="Net")
         shallow = HEAD + shapes(kind, 1)[code].format(c="Net")
@@ -87,7 +85,7 @@ def test_every_rule_reads_a_deep_expression_as_it_reads_a_shallow_one(kind, monk
             session.analyse(many)
             edited = many.replace("class Net3(", "class Net3b(")
             incremental = session.verify(session.analyse(edited))
-            assert session._doc.rule_memo.reused > 0
+            assert session._doc.cell_memo.reused > 0
             assert [(f.code, f.span, f.fix) for f in incremental.findings] == \
                 [(f.code, f.span, f.fix) for f in analyze(edited).findings]
         fix_all(text)
@@ -157,7 +155,7 @@ def test_parsos_tree_walks_give_parsos_answers():
 
     root = Path(__file__).resolve().parents[1]
     files = sorted((root / "tests" / "fixtures" / "oracle" / "cases").glob("*.py"))[::6]
-    files += [root / "server" / "bprop_lsp" / "engine" / name for name in ("rule_memo.py", "parsing.py")]
+    files += [root / "server" / "bprop_lsp" / "engine" / name for name in ("cell_runs.py", "tracked.py", "query.py", "parsing.py")]
     checked = 0
     for path in files:
         text = path.read_text(encoding="utf-8", errors="surrogateescape")
@@ -190,7 +188,6 @@ def test_parsos_tree_walks_give_parsos_answers():
 
 
 def test_the_memo_path_keeps_a_deep_file_s_findings(monkeypatch):
-    monkeypatch.setattr(rule_memo.RuleMemo, "min_sites", 0)
     text = HEAD + shapes("not", 3000)["BP001"].format(c="Net")
     with DocumentSession("deep") as session:
         assert "BP001" in {f.code for f in session.analyse(text).findings}

@@ -8,7 +8,6 @@ import pytest
 
 from bprop_lsp.checker import DocumentSession, analyze
 from bprop_lsp.engine import Settings
-from bprop_lsp.engine import rule_memo as _rule_memo
 
 HEAD = '''import functools
 import mindspore as ms
@@ -186,11 +185,8 @@ def _same(session, text):
     return sorted({f.code for f in got.findings})
 
 
-@pytest.mark.parametrize("memo", [False, True], ids=["direct", "memo"])
 @pytest.mark.parametrize("form", sorted(FORMS))
-def test_a_late_binding_edited_in_a_session_equals_a_fresh_analysis(form, memo, monkeypatch):
-    if memo:
-        monkeypatch.setattr(_rule_memo.RuleMemo, "min_sites", 0)  # (the memo stands aside for a few Cells)
+def test_a_late_binding_edited_in_a_session_equals_a_fresh_analysis(form):
     body, broken, fixed = FORMS[form]
     bad_text = HEAD + body
     good_text = HEAD + body.replace(broken, fixed)

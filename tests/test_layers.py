@@ -249,11 +249,9 @@ def test_no_rule_module_imports_another():
         "bp005_staticmethod", "bp020_non_tuple_return", "bp021_too_few_grads"]
 
 
-# What the engine still knows of particular rules, to go with the query layer of issue 21 (rule_memo.py, analysis.py
-# are being replaced there): the rule memo's note that BP028 deduplicates Cell and Custom sites and its
-# ``_SITE_DERIVED`` list of the Context memos ``rules/_returns.py`` keeps; analysis.py's comment on ``# noqa: BP900``.
-_KNOWN_RULE_KNOWLEDGE = {("rule_memo.py", "BP028"), ("rule_memo.py", "_cell_subjects"),
-                         ("rule_memo.py", "_custom_subjects"), ("analysis.py", "BP900")}
+# What the engine still knows of particular rules: nothing (the rule memo's list of rules' Context memos went with
+# the query layer, issue 21).
+_KNOWN_RULE_KNOWLEDGE: set = set()
 _RULE_CODE = re.compile(r"\bBP\d{3}\b")
 # A rule's own memo on the Context: ``ctx.__dict__["_name"]``, ``ctx.__dict__.get("_name")`` …
 _CONTEXT_MEMO = re.compile(r"""\.__dict__(?:\[|\.get\(|\.setdefault\(|\.pop\()\s*["'](\w+)["']""")

@@ -21,14 +21,6 @@ from bprop_lsp.checker import DocumentSession, analyze
 from bprop_lsp.engine import Settings
 
 
-@pytest.fixture(autouse=True)
-def _memo_on_small_files(monkeypatch):
-    # The memo stands aside below RuleMemo.min_sites Cells (it would cost more than it saves); these files are
-    # small, so it is switched on for every size here, to be exercised.
-    from bprop_lsp.engine import rule_memo as _rule_memo
-
-    monkeypatch.setattr(_rule_memo.RuleMemo, "min_sites", 0)
-
 _spec = importlib.util.spec_from_file_location("model_corpus", Path(__file__).parent / "fixtures" / "model_corpus.py")
 model_corpus = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(model_corpus)
@@ -139,7 +131,7 @@ def test_incremental_findings_match_fresh_analysis_under_random_edits(size, edit
             if step:
                 text = _edit(rnd, text)
             incremental = session.verify(session.analyse(text, settings, with_skeletons=True))
-            reused += session._doc.rule_memo.reused  # Cells whose rule results were read back (rule_memo.py)
+            reused += session._doc.cell_memo.reused  # Cells whose rule results were read back (cell_runs.py)
             fresh = analyze(text, settings, with_skeletons=True)
             assert _describe(incremental.findings) == _describe(fresh.findings), f"after edit {step}"
             assert incremental.findings == fresh.findings, f"after edit {step}"

@@ -79,7 +79,9 @@ def test_a_fix_check_stops_inside_the_rules_when_stale_turns_true():
     counting.drafts_taken = counting.rechecks_started = 0
     stale = _stale_after(20)
     assert session.check_fixes(findings[:1], text, Settings(), stale=stale) is None
-    assert counting.rechecks_started == 1  # it was inside the rule when it stopped
+    # It was inside the rules when it stopped: a Cell-scoped rule is run once per Cell (engine/cell_runs.py), so
+    # each start is one Cell's run, a few of the 400 before the stop.
+    assert 1 <= counting.rechecks_started < 30
     assert 0 < counting.drafts_taken < 30, counting.drafts_taken
     assert len(stale.calls) == 20  # nothing asked (or done) after it said stop
 

@@ -10,7 +10,6 @@ import pytest
 
 from bprop_lsp import checker
 from bprop_lsp.engine import DocumentSession, Settings, analyze, fix_all
-from bprop_lsp.engine import rule_memo
 from bprop_lsp.engine.analysis import analyze_document
 from bprop_lsp.engine.model import Position, Span
 
@@ -61,7 +60,7 @@ class BpropNameRule:
     message: str
     code: str = "XY002"
     name: str = "every-cell"
-    per_cell: bool = True
+    scope: str = "cell"
     runs: list = field(default_factory=list)
 
     def url(self) -> str:
@@ -122,12 +121,11 @@ def test_a_handed_rule_that_raises_costs_only_its_own_findings(caplog):
 
 
 def test_a_document_memo_never_hands_one_rule_sets_drafts_to_another(monkeypatch):
-    monkeypatch.setattr(rule_memo.RuleMemo, "min_sites", 0)  # (the memo stands aside for a few Cells)
     first, second = BpropNameRule("first"), BpropNameRule("second")
     with DocumentSession("memo", rules=[first]) as session:
         session.analyse(CELLS)
         assert [f.message for f in session.analyse(CELLS).findings] == ["first Cell0", "first Cell1", "first Cell2"]
-        assert session._doc.rule_memo.reused == 3  # the memo is in use: the second analysis read every Cell back
+        assert session._doc.cell_memo.reused == 3  # the memo is in use: the second analysis read every Cell back
         # Another rule object with the same code, on the same document: its own drafts, none of the first's.
         analysis = analyze_document(session._doc, CELLS, Settings(), rules=[second], verify_fixes=False)
     assert [f.message for f in analysis.findings] == ["second Cell0", "second Cell1", "second Cell2"]

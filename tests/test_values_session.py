@@ -266,10 +266,8 @@ def test_flipping_each_module_constant_of_the_value_probes_matches_a_fresh_analy
 
 def test_bp031_follows_a_module_level_requires_grad_toggle_with_the_memo_on(monkeypatch):
     """``net.w.requires_grad = ...`` at module level names no class: BP031 must not be read back from a per-Cell
-    memo entry (it is not a per-Cell rule; with ``per_cell = True`` the session kept the stale finding)."""
-    from bprop_lsp.engine import rule_memo
+    memo entry that did not record reading it (the old hand-keyed memo kept the stale finding)."""
 
-    monkeypatch.setattr(rule_memo.RuleMemo, "min_sites", 0)
     plain = "".join(f"class P{i}(nn.Cell):\n    def construct(self, x):\n        return x\n"
                     f"    def bprop(self, x, out, dout):\n        return (dout,)\n\n\n" for i in range(20))
     base = ("import numpy as np\nimport mindspore as ms\nfrom mindspore import nn, Parameter\n\n\n" + plain +

@@ -908,7 +908,7 @@ def structural_edit(pick: Picker, text: str, history: list[str]) -> tuple[str, s
             second += nl
         return kind, text[:s1] + second + text[e1:s2] + first + text[e2:]
     if kind == "plain_cells" and len(text) < 30_000:
-        # Enough Cells for the rule memo to stand in (RuleMemo.min_sites), before the rest.
+        # Many Cells of one shape, before the rest (names and shapes the memo must tell apart).
         at = pick.choice([b[0] for b in blocks if not text.startswith(("import", "from"), b[0])] + [len(text)])
         head = "" if "from mindspore import nn" in text else "from mindspore import nn\n"
         return kind, text[:at] + norm(head + "".join(PLAIN_CELL.format(i=i) for i in range(pick.int(14, 16)))) \
@@ -981,14 +981,9 @@ def _corpus_cached(lines: int, seed: int) -> str:
 def run_differential(pick: Picker, cases, edits: int, *, memo_always: bool, settings: Settings = Settings(),
                      verify_every: int = 0, stats=None) -> int:
     """One sequence of ``edits`` structural (and character) edits from a ``differential_sources`` text, the session
-    compared with a fresh analysis after each; with ``memo_always`` the rule memo stands in whatever the number of
-    Cells (``RuleMemo.min_sites`` = 0). Returns the number of edits made."""
-    from bprop_lsp.engine import rule_memo
-
+    compared with a fresh analysis after each (the Cell memo stands in for any number of Cells: ``memo_always`` is
+    kept for the callers). Returns the number of edits made."""
     source, text = differential_sources(pick, cases)
-    saved = rule_memo.RuleMemo.min_sites
-    if memo_always:
-        rule_memo.RuleMemo.min_sites = 0
     doc = DifferentialDoc(settings, verify_every)
     history: list[str] = []
     try:
@@ -1004,5 +999,4 @@ def run_differential(pick: Picker, cases, edits: int, *, memo_always: bool, sett
                 stats["findings"] += found
     finally:
         doc.close()
-        rule_memo.RuleMemo.min_sites = saved
     return edits

@@ -32,6 +32,7 @@ _EXPORTS = {
     "Related": "model", "Severity": "model", "Span": "model",
     "Rule": "rule",
     "DocumentSession": "session",
+    "Abandoned": "preempt", "polled": "preempt",
     "Settings": "settings",
     "LineIndex": "text", "apply_edits": "text",
 }

@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Sequence
 
+from .cell_runs import cell_drafts
 from .context import Context, Signature
 from .modes import ModeModel, Modes, exactly
 from .model import Finding, Position, Related, Severity, Span
@@ -114,15 +115,23 @@ class Analysis:
 
 
 def analyze(text: str, settings: Settings = Settings(), *, rules: Sequence[Rule], verify_fixes: bool = True,
-            with_syntax_errors: bool = True, with_skeletons: bool = False, compiles: bool = False) -> Analysis:
+            with_syntax_errors: bool = True, with_skeletons: bool = False, compiles: bool = False,
+            pause=None) -> Analysis:
     """Analyse ``text`` with ``rules`` once (the CLI; an editor keeps a ``DocumentSession`` per document instead).
 
     ``with_syntax_errors=False`` skips parso's error finder (a third of a keystroke's cost in a large file);
     ``Analysis.syntax_errors`` is then None and ``count_syntax_errors`` gives the number when a fix is checked.
     ``compiles=True`` (the caller knows CPython parses ``text``; the CLI checks) with neither syntax errors nor
     skeletons asked: only the statements that can affect a finding are parsed, when that can be told for certain
-    (``engine/partial.py``); the findings are the same as a full parse's.
+    (``engine/partial.py``); the findings are the same as a full parse's. ``pause()`` is called every few
+    thousand tokens of the parse (background work giving way: ``preempt.py``; wrap the rules in
+    ``preempt.polled`` for the rules' part).
     """
+    if pause is not None:
+        doc = ParsedDocument()
+        doc.pause = pause
+        return analyze_document(doc, text, settings, rules=rules, verify_fixes=verify_fixes,
+                                with_syntax_errors=with_syntax_errors, with_skeletons=with_skeletons)
     if compiles and not with_syntax_errors and not with_skeletons and "bprop" in text and not _REVIEWED_NOQA.search(text):
         # (A ``# noqa: BPxxx`` is reviewed wherever it stands, which the partial parse would not read.)
         analysis = analyze_relevant(text, settings, rules=rules, verify_fixes=verify_fixes)
@@ -201,8 +210,8 @@ def _analyze_module(module, text: str, settings: Settings, with_syntax_errors: b
     seen: set[tuple] = set()
     used: dict[int, set[str]] = {}  # noqa line -> the codes it suppressed
     enabled = [rule for rule in rules if settings.enabled(rule.code)]
-    memoised = _memoised_drafts(ctx, doc if not fork else None, settings,
-                                [rule for rule in enabled if getattr(rule, "per_cell", False)])
+    memoised = cell_drafts(ctx, [rule for rule in enabled if getattr(rule, "scope", "module") == "cell"], _drafts_or_none,
+                           doc.cell_memo if doc is not None and not fork else None, repr(settings))
     for rule in enabled:
         drafts = memoised.get(rule.code) if memoised is not None else None
         if drafts is None:
@@ -256,7 +265,7 @@ def _analyze_module(module, text: str, settings: Settings, with_syntax_errors: b
             for draft in drafts:
                 codes = noqa.get(draft.span.start.line)
                 if codes and rule.code in codes:
-                    continue  # "# noqa: BP900" on the line silences the review itself
+                    continue  # a noqa naming the reviewing rule on the line silences the review itself
                 findings.append(Finding(code=rule.code, name=rule.name, message=draft.message,
                                         severity=Severity.WARNING, span=draft.span, url=rule.url(), fix=draft.fix,
                                         noqa_line=draft.span.start.line))
@@ -305,16 +314,6 @@ def _one_per_mistake(findings: list[Finding], rules: Sequence[Rule]) -> list[Fin
     if not dropped:
         return findings
     return [replaced.get(id(f), f) for f in findings if id(f) not in dropped]
-
-
-def _memoised_drafts(ctx: Context, doc: ParsedDocument | None, settings: Settings, rules: list) -> dict | None:
-    """code -> drafts of the Cell-scoped rules, each Cell's read back from the document's memo while nothing it
-    depends on changed (rule_memo.py); None when there is no memo (a one-off analysis, a fix's forked tree) or it
-    cannot stand in for one run of the rules. A rule missing from the result (or None) runs as usual."""
-    memo = doc.rule_memo if doc is not None else None
-    if memo is None or not rules or not ctx.want_fixes:
-        return None
-    return memo.drafts(ctx, rules, repr(settings), _drafts_or_none)
 
 
 def _drafts_or_none(rule, ctx: Context) -> list | None:

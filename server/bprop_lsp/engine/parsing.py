@@ -550,9 +550,9 @@ class ParsedDocument:
         # top-level class or function re-parsed),
         # "statement" (one top-level statement), "diff" (parso's diff parser) or "full".
         self.last_parse = None
-        # The Cell-scoped rules' drafts per Cell (rule_memo.RuleMemo): set by a DocumentSession, whose document is
+        # The Cell-scoped rules' drafts per Cell (cell_runs.CellMemo): set by a DocumentSession, whose document is
         # analysed again and again; a one-off analysis has none.
-        self.rule_memo = None
+        self.cell_memo = None
         # The whole-file tables of the last analysis of this tree (``program.ProgramTables``): the next program
         # patches them when a keystroke replaced one statement (``program.StatementDelta``).
         self.last_tables = None
@@ -723,7 +723,7 @@ class ParsedDocument:
             self._leaves.clear()
             self._clean.clear()
             self._issues = _IssueCache()
-            self.rule_memo = None
+            self.cell_memo = None
             self.last_tables = None
 
 

@@ -326,11 +326,12 @@ class Program:
 
     def node_fact(self, node, key: str, compute):
         """``compute(node)``, a fact read from ``node`` alone, once while its top-level statement stays untouched
-        (kept in that statement's facts under ``key``, with the node to check identity)."""
+        and the node where it was (kept in that statement's facts under ``key``, with the node to check identity
+        and its place: a fact may hold a position, and a node moves with its leaves when lines are added above)."""
         facts = self.statement_facts(node).setdefault(key, {})
         entry = facts.get(id(node))
-        if entry is None or entry[0] is not node:
-            entry = facts[id(node)] = (node, compute(node))
+        if entry is None or entry[0] is not node or entry[2] != node.start_pos:
+            entry = facts[id(node)] = (node, compute(node), node.start_pos)
         return entry[1]
 
     @cached_property
@@ -462,6 +463,38 @@ class Program:
             words[delta.index] = self._layout[delta.index][0]["words"]
             return words
         return [facts["words"] for facts, _offset in self._layout]
+
+    def test_definitions(self) -> list:
+        """The top-level ``def test*`` functions and ``class Test*`` classes (a decorated one's def or class), in
+        order: where a test suite uses the file's Cells (once per program)."""
+        found = self.__dict__.get("_test_definitions")
+        if found is None:
+            found = []
+            for child in self.module.children:
+                top = child.children[-1] if child.type == "decorated" else child
+                if top.type == "funcdef" and top.name.value.startswith("test") or (
+                        top.type == "classdef" and (top.name.value.startswith("Test")
+                                                    or top.name.value.startswith("test"))):
+                    found.append(top)
+            self.__dict__["_test_definitions"] = found
+        return found
+
+    def statements_naming(self, word: str) -> list:
+        """The top-level statements whose code holds the identifier ``word``, in order (their words are kept with
+        each statement; the answer once per program and word)."""
+        memo = self.__dict__.setdefault("_statements_naming", {})
+        found = memo.get(word)
+        if found is None:
+            if self._layout is not None:
+                found = [entry[0] for entry, words in zip(self._entries, self._layout_words) if word in words]
+            else:
+                found = []
+                for child in self.module.children:
+                    facts = self.statement_facts(child)
+                    if facts is not self._loose_facts and word in statement_words(facts, child):
+                        found.append(child)
+            memo[word] = found
+        return found
 
     def nodes_matching(self, word: str, types: tuple[str, ...]) -> list:
         """For each occurrence of the identifier ``word`` in the text, the outermost enclosing node of one of

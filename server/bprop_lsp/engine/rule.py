@@ -15,8 +15,9 @@ class Rule(Protocol):
 
     ``check`` yields drafts: objects with ``span``, ``message``, ``fails_in`` (the modes MindSpore fails in),
     ``fix``, ``related``, ``noqa_line`` and ``subject`` (see ``rules/base.py``'s ``Draft``); the engine turns them
-    into ``Finding``s (severity, ``# noqa``, fix checks). A rule whose ``per_cell`` is true looks at one Cell at a
-    time and may be read back from the rule memo (``rule_memo.py``); a rule without the attribute is not."""
+    into ``Finding``s (severity, ``# noqa``, fix checks). A rule whose ``scope`` is ``"cell"`` is run once per Cell
+    site (``cell_runs.py``: a document reads a Cell's drafts back while what the run read reads the same); any
+    other rule, or one without the attribute, runs once over the whole file."""
 
     code: str  # e.g. "BP001"
     name: str  # e.g. "bprop-missing-params"

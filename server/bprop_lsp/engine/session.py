@@ -22,11 +22,11 @@ from dataclasses import replace
 from typing import Callable, Sequence
 
 from .analysis import Analysis, analyze_document, fixes_checked_together, verified_findings
+from .cell_runs import CellMemo
 from .fixes import fix_all as _fix_all
 from .model import Finding
 from .parsing import ParsedDocument
 from .rule import Rule
-from .rule_memo import RuleMemo
 from .settings import Settings
 
 _log = logging.getLogger(__name__)
@@ -39,7 +39,7 @@ class DocumentSession:
         self.name = name  # for logs only
         self.rules = tuple(rules)  # what every analysis, fix check and fix-all of this document runs
         self._doc = ParsedDocument()
-        self._doc.rule_memo = RuleMemo()
+        self._doc.cell_memo = CellMemo()
         self._failures_logged: set[str] = set()
 
     def parse(self, text: str) -> None:

@@ -91,15 +91,11 @@ def _analyse(text: str, settings, pause=None):
     the parse, before each rule and after each finding (``engine/preempt.py``): it waits while the analysis worker
     has work, so a keystroke does not share the interpreter with a large file's analysis (the GIL would halve it)."""
     from ..checker import RULES
-    from ..engine.analysis import analyze_document
-    from ..engine.parsing import ParsedDocument
-    from ..engine.preempt import polled
+    from ..engine import analyze, polled
 
-    doc = ParsedDocument()
-    doc.pause = pause
     # No fix checks: a closed file's fixes are offered (and checked) once it is opened.
-    analysis = analyze_document(doc, text, settings, rules=polled(RULES, pause), verify_fixes=False,
-                                with_syntax_errors=False)
+    analysis = analyze(text, settings, rules=polled(RULES, pause), verify_fixes=False, with_syntax_errors=False,
+                       pause=pause)
     analysis.findings = [replace(f, fix=None) for f in analysis.findings]
     return analysis
 

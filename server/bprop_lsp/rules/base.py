@@ -116,11 +116,15 @@ class Rule:
     fix_title: ClassVar[str | None] = None
     # Whether the fix is applied by --fix / fix-all (safe) or only offered one at a time (unsafe).
     fix_safe: ClassVar[bool] = True
-    # Whether the rule looks at one Cell at a time: it visits only ``ctx.cell_sites`` (and ``cell_subjects``) and
-    # reads for a site only what engine/rule_memo.py keys it by, so a keystroke re-runs it only for the Cells whose
-    # facts changed. A rule reading anything else of the file (every class, a word search, op sites) leaves it
-    # False.
-    per_cell: ClassVar[bool] = False
+    # What one run of the rule looks at: "cell" -- the Cells in ``ctx.cell_sites`` (each run is handed one, and a
+    # document keeps a Cell's drafts while everything the run read through ``ctx`` reads the same:
+    # engine/cell_runs.py), or "module" -- the whole file (ops.Custom sites, every class, a word search), run
+    # over the whole Context on every analysis. docs/writing-rules.md says what a rule may read.
+    scope: ClassVar[str] = "module"
+    # Whether what the rule finds for a Cell does not depend on where the code stands (it never turns an absolute
+    # line or column into a decision): then a Cell that found nothing, whose statements only moved (lines added
+    # above), is read back moved instead of run again. Leave it False if unsure: the Cell is run again.
+    position_free: ClassVar[bool] = False
     # Rules whose finding on the same ``def`` reports the same mistake in other words (BP030 and BP031: a
     # Parameter owned by a custom-bprop cell): the engine keeps one finding there, the one of the highest severity,
     # and puts the others in its related notes.

@@ -8,7 +8,8 @@ from ._signature import arity_applies, construct_related, counts, def_span, miss
 
 class MissingParams(Rule):
     code = "BP001"
-    per_cell = True
+    scope = "cell"
+    position_free = True
     name = "bprop-missing-params"
     summary = "A Cell's bprop must take every forward input of construct, then out, then dout."
     mindspore_says = (

@@ -11,7 +11,8 @@ from ._signature import arity_applies, counted_vararg, construct_related, counts
 
 class ExtraParams(Rule):
     code = "BP002"
-    per_cell = True
+    scope = "cell"
+    position_free = True
     name = "bprop-extra-params"
     summary = "A Cell's bprop takes more parameters than construct's inputs plus out and dout."
     mindspore_says = (

@@ -9,7 +9,8 @@ from ._signature import counted_vararg, construct_related, def_span, header_span
 
 class VarArgs(Rule):
     code = "BP003"
-    per_cell = True
+    scope = "cell"
+    position_free = True
     name = "bprop-varargs"
     summary = ("GRAPH_MODE cannot see through *args/**kwargs in a bprop, a decorator whose wrapper takes *args "
                "without functools.wraps, or positional-only parameters.")

@@ -10,7 +10,8 @@ from ._signature import construct_related, def_span, view
 
 class MissingSelf(Rule):
     code = "BP004"
-    per_cell = True
+    scope = "cell"
+    position_free = True
     name = "bprop-missing-self"
     summary = ("A bprop method must take `self` first: PYNATIVE passes the cell, and GRAPH skips a first "
                "parameter only if it is literally named `self`.")

@@ -10,7 +10,8 @@ from ._signature import decorator_removal, def_span, view
 
 class StaticMethodBprop(Rule):
     code = "BP005"
-    per_cell = True
+    scope = "cell"
+    position_free = True
     name = "bprop-staticmethod"
     summary = "A @staticmethod bprop is used by PYNATIVE but silently ignored by GRAPH: the gradients differ."
     mindspore_says = "No error: GRAPH uses automatic differentiation instead, PYNATIVE calls the bprop."

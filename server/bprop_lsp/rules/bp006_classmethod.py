@@ -8,7 +8,8 @@ from ._signature import def_span, view
 
 class ClassMethodBprop(Rule):
     code = "BP006"
-    per_cell = True
+    scope = "cell"
+    position_free = True
     name = "bprop-classmethod"
     summary = "A @classmethod bprop fails in GRAPH_MODE, which counts `cls` as one parameter too many."
     mindspore_says = "GRAPH: the BP002 message (number of parameters of bprop). PYNATIVE: runs."

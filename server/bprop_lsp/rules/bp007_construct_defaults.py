@@ -23,7 +23,8 @@ def passed_inputs(site_call, construct_params) -> int | None:
 
 class ConstructDefaults(Rule):
     code = "BP007"
-    per_cell = True
+    scope = "cell"
+    position_free = True
     name = "construct-defaults-omitted"
     summary = ("construct has defaulted inputs and a call in this file leaves them out: GRAPH counts the arguments "
                "passed, PYNATIVE all parameters, so no bprop signature satisfies both. Pass every input, or drop the default.")

@@ -8,7 +8,8 @@ from ._signature import construct_related, def_span, view
 
 class KeywordOnlyConstruct(Rule):
     code = "BP008"
-    per_cell = True
+    scope = "cell"
+    position_free = True
     name = "construct-keyword-only"
     summary = ("construct of a custom-bprop cell has keyword-only parameters: GRAPH ignores them, PYNATIVE passes "
                "them positionally and wants a gradient for them.")

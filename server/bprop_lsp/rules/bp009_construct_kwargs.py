@@ -9,7 +9,8 @@ from ._signature import def_span, view
 
 class ConstructKwargs(Rule):
     code = "BP009"
-    per_cell = True
+    scope = "cell"
+    position_free = True
     name = "construct-kwargs-passed"
     summary = ("Keyword arguments passed into construct's **kwargs count as forward inputs in both modes: the bprop "
                "must take a parameter (and return a gradient) for each.")

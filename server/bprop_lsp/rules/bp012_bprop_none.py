@@ -8,7 +8,8 @@ from .base import PYNATIVE, Draft, Invalid, Rule, Valid, example
 
 class BpropNone(Rule):
     code = "BP012"
-    per_cell = True
+    scope = "cell"
+    position_free = True
     name = "bprop-none"
     summary = ("`bprop = None` does not disable an inherited bprop: PYNATIVE crashes calling it; restructure the "
                "hierarchy. A functools.partial bprop fails the same way (GRAPH ignores it).")

@@ -12,7 +12,8 @@ from ._signature import decorator_removal, header_span, view
 
 class JitBprop(Rule):
     code = "BP013"
-    per_cell = True
+    scope = "cell"
+    position_free = True
     name = "bprop-jit"
     summary = "A bprop decorated with @jit fails in PYNATIVE_MODE (GRAPH compiles the bprop anyway)."
     mindspore_says = "PYNATIVE: RuntimeError: Decorating bprop with '@jit' is not supported."

@@ -10,7 +10,8 @@ from ._signature import def_span, view
 
 class SwappedOutDout(Rule):
     code = "BP014"
-    per_cell = True
+    scope = "cell"
+    position_free = True
     name = "bprop-out-dout-swapped"
     summary = "bprop's last two parameters are named (dout, out): MindSpore passes out first, then dout, whatever the names."
     mindspore_says = "No error: the gradients are silently wrong."

@@ -9,7 +9,8 @@ from ._returns import cell_subjects
 
 class NonTupleReturn(Rule):
     code = "BP020"
-    per_cell = True
+    scope = "cell"
+    position_free = True
     name = "bprop-returns-non-tuple"
     summary = "A Cell's bprop must return a tuple with one gradient per forward input, even for one input."
     mindspore_says = ("GRAPH: TypeError: For bprop function, output should be a tuple, but got <Abstract...>. "

@@ -8,7 +8,8 @@ from ._returns import anchor_span, cell_subjects, is_dict_display, is_nested_tup
 
 class TooFewGrads(Rule):
     code = "BP021"
-    per_cell = True
+    scope = "cell"
+    position_free = True
     name = "bprop-too-few-gradients"
     summary = ("A Cell's bprop must return one gradient per forward input, non-Tensor inputs and inputs whose "
                "gradient is not requested included.")

@@ -9,7 +9,8 @@ from ._returns import anchor_span, cell_subjects, is_dict_display, return_relate
 
 class TooManyGrads(Rule):
     code = "BP022"
-    per_cell = True
+    scope = "cell"
+    position_free = True
     name = "bprop-too-many-gradients"
     summary = "A Cell's bprop returns more gradients than construct has inputs: MindSpore silently drops the extras."
     mindspore_says = "No error in either mode: the extra gradients are truncated."

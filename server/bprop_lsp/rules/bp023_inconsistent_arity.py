@@ -8,7 +8,8 @@ from ._returns import leaves_of as _leaves, anchor_span, cell_subjects, return_r
 
 class InconsistentArity(Rule):
     code = "BP023"
-    per_cell = True
+    scope = "cell"
+    position_free = True
     name = "bprop-inconsistent-arity"
     summary = "Every return path of a bprop must return the same number of gradients (GRAPH_MODE types the output)."
     mindspore_says = "GRAPH: RuntimeError: Can not get size for dynamic length sequence. PYNATIVE: runs."

@@ -13,7 +13,8 @@ TENSOR_NAMES = ("Tensor", "ms.Tensor", "mindspore.Tensor")
 
 class NumberGradient(Rule):
     code = "BP024"
-    per_cell = True
+    scope = "cell"
+    position_free = True
     name = "bprop-number-gradient"
     summary = ("A Python number as the gradient of a Tensor input has the wrong shape: PYNATIVE rejects it. Return "
                "ops.zeros_like(x); a number is fine for a number input.")

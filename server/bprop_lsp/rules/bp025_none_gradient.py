@@ -12,7 +12,8 @@ from ._returns import AUGMENTED, leaves_of as _leaves, anchor_span, cell_subject
 
 class NoneGradient(Rule):
     code = "BP025"
-    per_cell = True
+    scope = "cell"
+    position_free = True
     name = "bprop-none-gradient"
     summary = ("None as a gradient: PYNATIVE uses zeros, GRAPH passes None on, and fails to compile when an op computed "
                "that input: return ops.zeros_like(x).")

@@ -10,7 +10,8 @@ from ._returns import ARITH, anchor_span, local_assignments, returns_of
 
 class TupleDout(Rule):
     code = "BP026"
-    per_cell = True
+    scope = "cell"
+    position_free = True
     name = "bprop-tuple-dout"
     summary = ("When construct returns a tuple, out and dout are tuples too: unpack them (d0, d1 = dout) before "
                "doing arithmetic.")

@@ -15,7 +15,7 @@ from ..engine.definitions import Function
 from ..engine.model import Applicability, Edit, Fix, Related
 from ..engine.param_edits import fresh, is_dout_like, is_out_like, used_names
 from ..engine.parsing import POSITIONAL
-from ..engine.trees import iter_scope_nodes
+from ..engine.trees import iter_scope_nodes, statement_words
 from .base import example, NEVER, Draft, Invalid, Rule, Valid
 from ._returns import local_assignments, returns_of
 from ._signature import def_span, view
@@ -30,7 +30,8 @@ _CELL = ("from mindspore import nn, ops\nclass Sin(nn.Cell):\n    def construct(
 
 class IgnoresDout(Rule):
     code = "BP028"
-    per_cell = True
+    scope = "cell"
+    position_free = True
     name = "bprop-ignores-dout"
     summary = ("A bprop that never reads dout (its last parameter, the incoming gradient) returns gradients that do "
                "not depend on the downstream loss: multiply the local derivative by dout (chain rule).")
@@ -364,17 +365,9 @@ def _in_test(ctx: Context, cls) -> bool:
         if n.type == "funcdef" and n.name.value.startswith("test"):
             return True
         n = n.parent
-    module = p.module
-    for offset in p.word_offsets(cls.name):
-        pos = p.index.position(offset)
-        leaf = module.get_leaf_for_position((pos.line + 1, pos.column + 1))
-        top = leaf
-        while top is not None and top.parent is not None and top.parent.type != "file_input":
-            top = top.parent
-        if top is not None and top.type == "decorated":
-            top = top.children[-1]
-        if top is not None and top.type in ("funcdef", "classdef") and top is not node and (
-                top.name.value.startswith("test") or top.type == "classdef" and top.name.value.startswith("Test")):
+    # (The top-level tests naming the class, read through the program: they are other statements.)
+    for top in p.test_definitions():
+        if top is not node and cls.name in statement_words(p.statement_facts(top), top):
             return True
     return False
 

@@ -11,7 +11,8 @@ from ._signature import def_span, view
 
 class ParameterInBprop(Rule):
     code = "BP030"
-    per_cell = True
+    scope = "cell"
+    position_free = True
     same_mistake = ("BP031",)  # a Parameter owned by a custom-bprop cell: one finding at the def
     name = "bprop-uses-parameter"
     summary = "A Cell's bprop must not touch a Parameter (its own, a child cell's, or one from a base class) in GRAPH_MODE."

@@ -13,9 +13,10 @@ from ._signature import view
 
 class ParameterGradsZero(Rule):
     code = "BP031"
-    # Not per Cell: whether a Parameter is trainable also depends on ``net.w.requires_grad = False`` statements at
-    # module level, which name no class (a per-Cell key would not see them change).
-    per_cell = False
+    # Whether a Parameter is trainable also depends on ``net.w.requires_grad = False`` statements at module level,
+    # which name no class: read through ``ctx.program``, so a document's Cell memo sees them change.
+    scope = "cell"
+    position_free = True
     same_mistake = ("BP030",)  # a Parameter owned by a custom-bprop cell: one finding at the def
     name = "bprop-parameter-grads-zero"
     summary = ("A cell with a custom bprop gets zero gradients for the Parameters it uses in construct, and a "

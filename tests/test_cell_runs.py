@@ -1,24 +1,15 @@
-"""The per-Cell rule memo (engine/rule_memo.py): a keystroke re-runs the Cell-scoped rules only for the Cells whose
-facts changed, and the findings stay exactly those of a fresh analysis when what changed is in another statement
-(a base class, a call site, a child cell, a name bound elsewhere, the mode), when lines move, when a noqa comment
-or the settings change. Each case checks that the memo was used (Cells read back) and that a memo keyed on less
-would have been caught (``_stale_key``)."""
+"""The per-Cell runs and their memo (engine/cell_runs.py, on engine/query.py): a keystroke re-runs the Cell-scoped
+rules only for the Cells whose recorded reads now read differently, and the findings stay exactly those of a fresh
+analysis when what changed is in another statement (a base class, a call site, a child cell, a name bound
+elsewhere, the mode), when lines move, when a noqa comment or the settings change. Each case checks that the memo
+was used (Cells read back) and that a memo checking less would have been caught (``_careless``)."""
 from __future__ import annotations
 
 import pytest
 
 from bprop_lsp.checker import DocumentSession, analyze
 from bprop_lsp.engine import Settings
-from bprop_lsp.engine import rule_memo
-
-
-@pytest.fixture(autouse=True)
-def _memo_on_small_files(monkeypatch):
-    # The memo stands aside below RuleMemo.min_sites Cells (it would cost more than it saves); these files are
-    # small, so it is switched on for every size here, to be exercised.
-    from bprop_lsp.engine import rule_memo as _rule_memo
-
-    monkeypatch.setattr(_rule_memo.RuleMemo, "min_sites", 0)
+from bprop_lsp.engine import query
 
 HEAD = """import numpy as np
 import mindspore as ms
@@ -154,7 +145,7 @@ def _run(edits, settings=Settings(), start=None):
                 assert step != text or old in text
                 incremental = session.analyse(step, settings, with_skeletons=True)
                 fresh = analyze(step, settings, verify_fixes=False, with_skeletons=True)
-                results.append((_describe(incremental), _describe(fresh), session._doc.rule_memo.reused,
+                results.append((_describe(incremental), _describe(fresh), session._doc.cell_memo.reused,
                                 incremental.bprops == fresh.bprops))
     return results
 
@@ -167,7 +158,10 @@ def test_an_edit_elsewhere_gives_the_fresh_findings_and_the_memo_is_used(old, ne
     for incremental, fresh, reused, same_bprops in _run([(old, new)]):
         assert incremental == fresh
         assert same_bprops
-        assert reused > 0  # the Filler cells at least are read back
+        if "A line more" not in new:
+            assert reused > 0  # the Filler cells at least are read back
+        # (A line added above every Cell moves them all: a site's record holds where its statements stand, so
+        # each runs again: the paths it read locate nodes by their place.)
 
 
 @pytest.mark.parametrize("settings", [Settings(select=("BP001", "BP024")), Settings(mode="graph"),
@@ -195,34 +189,31 @@ def test_a_random_edit_sequence_across_statements_matches_fresh():
             assert _describe(session.analyse(text)) == _describe(analyze(text, verify_fixes=False))
 
 
-def _stale_key(real):
-    """A memo key missing the facts read from other statements: what the tests above must catch."""
-    def key(self, shared, site, pre=None):
-        top = rule_memo._top(site.cls.node)
-        return rule_memo._digest(repr((site.cls.name, rule_memo._facts_digest(shared.facts(top), top))))
-    return key
-
-
 # The edits whose right findings depend on what the key holds (the others: a Cell that stops being one, a noqa
 # comment, the mode, lines moving, are the engine's business or the position check's).
 KEYED = [EDITS[i] for i in (0, 2, 3, 4, 8, 9)]
 
 
-@pytest.mark.parametrize("old,new", KEYED)
-def test_a_memo_keyed_on_the_cell_alone_would_be_caught(monkeypatch, old, new):
-    """The comparison has teeth: with the cross-statement facts left out of the key, the same edit gives stale
-    findings."""
-    monkeypatch.setattr(rule_memo.RuleMemo, "_key", _stale_key(rule_memo.RuleMemo._key))
+def _careless(reads_checked):
+    """A replay that checks only the recorded reads ``reads_checked`` accepts (the others are taken as read the
+    same): what the tests above must catch."""
+    def holds(self, reads):
+        return not reads.volatile and all(self.current(path) == print_ for path, print_ in reads.items
+                                          if reads_checked(path))
+    return holds
+
+
+# Of those, the ones the site's own print does not hold (an inherited construct and the calls' input counts are
+# part of the site): read through tables, calls and other classes.
+READ_ELSEWHERE = [EDITS[i] for i in (3, 4, 8, 9)]
+
+
+@pytest.mark.parametrize("old,new", READ_ELSEWHERE)
+def test_a_memo_checking_only_the_site_would_be_caught(monkeypatch, old, new):
+    """The comparison has teeth: with the reads of other statements (tables, calls, classes) left unchecked, the
+    same edit gives stale findings."""
+    monkeypatch.setattr(query.Replay, "holds", _careless(lambda path: path[0] == "site"))
     assert any(incremental != fresh for incremental, fresh, _, _ in _run([(old, new)]))
-
-
-def test_a_memo_ignoring_where_its_drafts_point_would_be_caught(monkeypatch):
-    """Lines inserted above a Cell with findings (in a statement its key does not hold): reusing its drafts
-    without the position check (where the statements its drafts point into start, and where its class's does)
-    gives stale spans."""
-    monkeypatch.setattr(rule_memo._Shared, "still_there", lambda self, ref: True)
-    monkeypatch.setattr(rule_memo._Shared, "place_of", lambda self, node: (0, 0, b""))
-    assert any(incremental != fresh for incremental, fresh, _, _ in _run([EDITS[6]]))
 
 
 def test_the_memo_is_bounded_and_owned_by_the_document():
@@ -232,44 +223,9 @@ def test_the_memo_is_bounded_and_owned_by_the_document():
             text = text.replace("return x * y", f"return x * y + {i}" if i else "return x * y", 1) \
                 if i % 2 else text + f"\nz{i} = {i}\n"
             session.analyse(text)
-        memo = session._doc.rule_memo
-        assert len(memo.new) + len(memo.old) <= 2 * max(memo.SIZE, 4 * 20)
-    assert session._doc.rule_memo is None
-
-
-def test_below_min_sites_the_rules_run_directly_with_the_same_findings(monkeypatch):
-    # A file with few Cells: keys over the whole file's name tables cost more than the rules (bench_server's
-    # one-Cell file: 24 -> 43 ms a keystroke), so the memo stands aside and the findings are those of one run.
-    monkeypatch.setattr(rule_memo.RuleMemo, "min_sites", 16)
-    text = HEAD + "\n\nx = 1\n"
-    with DocumentSession("few-cells") as session:
-        for version in (text, text.replace("x = 1", "x = 2")):
-            incremental = session.verify(session.analyse(version, Settings()))
-            memo = session._doc.rule_memo
-            assert (memo.ran, memo.reused) == (0, 0)
-            assert incremental.findings == analyze(version, Settings()).findings
-    assert incremental.findings
-
-
-def test_typing_in_one_method_keeps_the_name_tables_of_every_other_statement():
-    # Typing in ``Other.construct`` binds its locals anew (``t``), and most statements hold words of that class
-    # (``self``, ``a``, ``construct``): only a name whose tables now say something else may cost another
-    # statement its table digest, so the keys of the other Cells are read from what was kept.
-    with DocumentSession("memo") as session:
-        session.analyse(TEXT)
-        memo = session._doc.rule_memo
-        before = dict(memo._tables)
-        assert len(before) > 10
-        edited = TEXT.replace("        t = a\n", "        t = a  # 改 ✨\n", 1)
-        assert _describe(session.analyse(edited)) == _describe(analyze(edited, verify_fixes=False))
-        kept = [k for k, v in before.items() if memo._tables.get(k) is v]
-        assert len(kept) == len(before) - 1  # all but the edited statement's
-        # A statement binding a name another statement reads (``helper``'s code) costs that one its table.
-        rebound = edited.replace("    return (d,)\n", "    return (d, d)\n", 1)
-        before = dict(memo._tables)
-        assert _describe(session.analyse(rebound)) == _describe(analyze(rebound, verify_fixes=False))
-        dropped = [v[0]["code"].split("(")[0].strip() for k, v in before.items() if memo._tables.get(k) is not v]
-        assert dropped == ["class Hel"]
+        memo = session._doc.cell_memo
+        assert len(memo._entries) <= 20  # one entry per Cell site of the last analysis
+    assert session._doc.cell_memo is None
 
 
 # A Cell whose bprop falls off its end unless the instance the file builds sets ``clip`` (BP020 reads the
@@ -296,26 +252,6 @@ CLIP_TEXT = HEAD + CLIP + FILLER + TAIL
 CLIP_EDIT = ("_spare = 1", "_spare = OptionalClip(clip=True)")
 
 
-def _careless(kept, site, pre, delta):
-    """A kept key used whatever changed (only the class must be the same): what the checks must prevent."""
-    return kept[2] if kept is not None and kept[0] is site.cls else None
-
-
-def test_keys_are_kept_across_keystrokes_while_nothing_they_read_changed():
-    # Typing in one Cell's construct: every other site keeps its key (no statement, name or call it read
-    # changed); the edited Cell's key is read again.
-    with DocumentSession("memo") as session:
-        session.analyse(TEXT)
-        edited = TEXT.replace("        t = a\n", "        t = a + 0\n", 1)
-        assert _describe(session.analyse(edited)) == _describe(analyze(edited, verify_fixes=False))
-        memo = session._doc.rule_memo
-        assert memo.keys_kept == len(session._doc.rule_memo._keys) - 1 > 5
-        # Lines added: positions move, so no key is kept.
-        moved = edited.replace("class Early(nn.Cell):\n", "class Early(nn.Cell):\n    '''A line more.'''\n", 1)
-        assert _describe(session.analyse(moved)) == _describe(analyze(moved, verify_fixes=False))
-        assert memo.keys_kept == 0
-
-
 def test_a_statement_that_starts_naming_a_cell_in_place_gives_the_fresh_findings():
     old, new = CLIP_EDIT
     assert _describe(analyze(CLIP_TEXT, verify_fixes=False)) != _describe(
@@ -323,14 +259,13 @@ def test_a_statement_that_starts_naming_a_cell_in_place_gives_the_fresh_findings
     with DocumentSession("memo") as session:
         for text in (CLIP_TEXT, CLIP_TEXT.replace(old, new), CLIP_TEXT):
             assert _describe(session.analyse(text)) == _describe(analyze(text, verify_fixes=False))
-        assert session._doc.rule_memo.keys_kept > 5
+        assert session._doc.cell_memo.reused > 5
 
 
 @pytest.mark.parametrize("start,edits", [(TEXT, EDITS), (CLIP_TEXT, [CLIP_EDIT])], ids=["edits", "naming"])
-def test_keys_kept_without_their_checks_would_be_caught(monkeypatch, start, edits):
-    """The comparisons above have teeth: keys kept whatever changed give stale findings."""
-    monkeypatch.setattr(rule_memo, "_reused_key", _careless)
-    monkeypatch.setattr(rule_memo.RuleMemo, "_steady", lambda self, shared: True)
+def test_drafts_read_back_whatever_changed_would_be_caught(monkeypatch, start, edits):
+    """The comparisons above have teeth: records taken to hold whatever changed give stale findings."""
+    monkeypatch.setattr(query.Replay, "holds", lambda self, reads: True)
     assert any(incremental != fresh for incremental, fresh, _, _ in _run(edits, start=start))
 
 
@@ -351,17 +286,17 @@ class Plain(nn.Cell):
 """
 
 
-def test_renaming_a_local_that_every_cell_binds_keeps_their_keys():
-    # ``y0`` is bound in every Cell's construct; renaming it in another class's method takes one of its several
-    # bindings away, which no reader can tell (readers tell none, one and several apart): every key is kept.
+def test_renaming_a_local_that_every_cell_binds_reruns_only_that_class():
+    # ``y0`` is bound in every Cell's construct; renaming it in another class's method changes no read of the
+    # Cells (early cut-off: what the rules read of ``y0`` reads the same).
     text = HEAD + LOCALS + TAIL
     with DocumentSession("memo") as session:
         session.analyse(text)
-        memo = session._doc.rule_memo
+        memo = session._doc.cell_memo
         for edited in (text.replace("        y0 = a + 1\n        return y0\n", "        y0x = a + 1\n        return y0\n"),
                        text):
             assert _describe(session.analyse(edited)) == _describe(analyze(edited, verify_fixes=False))
-            assert memo.keys_kept == len(memo._keys) > 8
+            assert memo.reused >= 8
         # Down to one binding (Local0's construct alone binds it now, elsewhere renamed): that one is read.
         one = text
         for i in range(1, 6):
@@ -386,12 +321,10 @@ def _factories(plain: int) -> str:
             + _FACTORY.format(f="a", dout=", dout") + _FACTORY.format(f="b", dout=""))
 
 
-@pytest.mark.parametrize("min_sites", [0, 16])
 @pytest.mark.parametrize("plain", [0, 13, 14, 20])
-def test_two_classes_of_one_name_keep_their_own_findings(monkeypatch, min_sites, plain):
+def test_two_classes_of_one_name_keep_their_own_findings(plain):
     """Two factories each defining ``class Inner``, the second's bprop without ``dout``: the session reports its
-    BP001 as a fresh analysis does, whether or not the memo stands in (at 16 Cells and more it does)."""
-    monkeypatch.setattr(rule_memo.RuleMemo, "min_sites", min_sites)
+    BP001 as a fresh analysis does (a site is told by its place, not by its name)."""
     text = _factories(plain)
     fresh = analyze(text, verify_fixes=False)
     assert "BP001" in {f.code for f in fresh.findings}
@@ -412,3 +345,29 @@ def test_a_copy_of_a_statement_taking_the_place_of_another_gives_the_fresh_findi
     with DocumentSession("copies") as session:
         for text in (head + q + d + d, head + d + d + q.replace("Other", "Third")):
             assert _describe(session.analyse(text)) == _describe(analyze(text, verify_fixes=False))
+
+
+def _reran(session) -> list[str]:
+    """The Cells whose rules ran in the session's last analysis (every other Cell was read back): ruff's "query
+    was not re-run" check, for the Cell runs."""
+    return sorted(session._doc.cell_memo.ran_sites)
+
+
+@pytest.mark.parametrize("old,new", [
+    ("class Filler0(nn.Cell):\n    def construct(self, a):\n        return a\n\n    def bprop(self, a, out, dout):\n"
+     "        return (dout,)\n", "class Filler0(nn.Cell):\n    def construct(self, a):\n        return a\n\n"
+     "    def bprop(self, a, out, dout):\n        return (dout * 1,)\n"),  # Filler0's bprop body
+    ("    def bprop(self, x, n, out, dout):\n        return dout * n, 0",
+     "    def bprop(self, x, n, out, dout):\n        return dout * n, 1"),  # Num's
+])
+def test_an_edit_inside_one_bprop_reruns_only_that_cell(old, new):
+    assert TEXT.count(old) == 1
+    owner = "Filler0" if "Filler0" in old else "Num"
+    with DocumentSession("one-cell") as session:
+        session.analyse(TEXT)
+        edited = TEXT.replace(old, new)
+        assert _describe(session.analyse(edited)) == _describe(analyze(edited, verify_fixes=False))
+        assert _reran(session) == [owner]
+        assert session._doc.cell_memo.reused == len(session._doc.cell_memo._entries) - 1
+        session.analyse(edited)
+        assert _reran(session) == []  # nothing changed: nothing runs
