@@ -303,3 +303,35 @@ def test_one_short_left_to_bp001_when_its_fix_is_right(signature):
     code = ("from mindspore import nn, ops\nclass Sin(nn.Cell):\n    def construct(self, x):\n        return ops.sin(x)\n"
             f"    def {signature}:\n        {body}\n")
     assert {f.code for f in analyze(code).findings} == {"BP001"}
+
+
+# ------------------------------------------------------------------ computed returns
+# A return whose tuple is built (``grads + (dx,)``, ``(g,) * 2``, ``tuple([...])``) has no entries written out in
+# the return itself: its gradients are read from what it is built of, never taken as zeros for having none.
+
+@pytest.mark.parametrize("body", [
+    "grads = (y,)\nreturn grads + (x,)\n",
+    "grads = ()\ngrads += (y,)\ngrads += (x,)\nreturn grads\n",
+    "return (ops.cos(x),) * 2\n",
+    "return tuple([y, x])\n",
+], ids=["concatenated", "augmented", "repeated", "converted"])
+def test_fires_on_a_local_derivative_returned_as_a_built_tuple(body):
+    (finding,) = bp028(cell(body))
+    assert "never reads `dout`" in finding.message
+
+
+@pytest.mark.parametrize("body", [
+    "return (ops.zeros_like(x),) * 2\n",
+    "grads = (ops.zeros_like(x),)\nreturn grads + (ops.zeros_like(y),)\n",
+    "return (0,) * 2\n",
+    "return tuple([ops.zeros_like(x), None])\n",
+], ids=["repeated-zeros", "concatenated-zeros", "repeated-literal", "converted-zeros"])
+def test_quiet_on_zero_gradients_returned_as_a_built_tuple(body):
+    assert bp028(cell(body)) == []
+
+
+def test_the_hint_reads_the_entries_of_a_built_tuple():
+    (sigmoid,) = bp028(cell("g = (out * (1 - out),)\nreturn g + (y,)\n"))
+    assert "did you mean" not in sigmoid.message  # a local derivative missing dout, not a mix-up of the names
+    (mixed_up,) = bp028(cell("g = (out * y,)\nreturn g + (out * x,)\n"))
+    assert "did you mean `dout`?" in mixed_up.message

@@ -323,8 +323,8 @@ def _out_read_as_gradient(fn: Function, name: str, info, assignments) -> bool:
         if nxt is not None and nxt.type == "trailer":
             return False
     for r in info.returns:
-        items = r.shape.items if r.shape.kind in ("tuple", "list") else (
-            [r.shape.node] if r.shape.node is not None else [])
+        entries = r.shape.entries if r.shape.kind in ("tuple", "list") else None
+        items = entries if entries is not None else ([r.shape.node] if r.shape.node is not None else [])
         for item in items:
             node = _resolve(item, assignments)
             if sum(1 for _ in _name_leaves(node, name)) > 1:
@@ -466,7 +466,11 @@ def _all_zero(shape, assignments) -> bool:
     if shape.kind == "none":
         return True
     if shape.kind in ("tuple", "list"):
-        return all(_looks_zero(item, assignments, 0) for item in shape.items)
+        entries = shape.entries
+        if entries is not None:
+            return all(_looks_zero(item, assignments, 0) for item in entries)
+        # A computed sequence whose entries are not known one by one (``(g,) * n``, a helper's result): judged by
+        # its expression (``(0,) * n``, ``tuple(zeros)``), never vacuously zero for having no entries written out.
     return shape.node is not None and _looks_zero(shape.node, assignments, 0)
 
 
