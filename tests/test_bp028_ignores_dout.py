@@ -305,6 +305,55 @@ def test_one_short_left_to_bp001_when_its_fix_is_right(signature):
     assert {f.code for f in analyze(code).findings} == {"BP001"}
 
 
+# ------------------------------------------------------------------ ops.Custom bprops in a test (issue 22)
+# A Custom op's bprop is a plain function: the test context is where that function, or the ops.Custom(...) call
+# taking it, stands (MindSpore's custom-op tests define both inside the test function), as for a Cell's class.
+
+CUSTOM_IN_TEST = """\
+import numpy as np
+from mindspore import ops, Tensor
+
+
+def test_custom_square_bprop():
+    def square_bprop(x, out, dout):
+        return (x * 4,)
+
+    op = ops.Custom(lambda x: x * x, out_shape=lambda s: s, out_dtype=lambda t: t, func_type="pyfunc",
+                    bprop=square_bprop)
+    assert ops.GradOperation()(op)(Tensor(np.ones(2, np.float32))) is not None
+"""
+
+CUSTOM_CALLED_IN_TEST = """\
+import numpy as np
+from mindspore import ops, Tensor
+
+
+def cube_bprop(x, out, dout):
+    return (x * 3,)
+
+
+def test_custom_cube_bprop():
+    op = ops.Custom(lambda x: x * x * x, out_shape=lambda s: s, out_dtype=lambda t: t, func_type="pyfunc",
+                    bprop=cube_bprop)
+    assert ops.GradOperation()(op)(Tensor(np.ones(2, np.float32))) is not None
+"""
+
+
+@pytest.mark.parametrize("code", [CUSTOM_IN_TEST, CUSTOM_CALLED_IN_TEST], ids=["bprop-in-test", "custom-in-test"])
+def test_quiet_on_a_custom_ops_fixture_in_a_test_function_without_a_test_framework_import(code):
+    assert bp028(code) == []
+    # the same program outside a test function is the mistake: the local derivative, dout never multiplied in
+    (finding,) = bp028(code.replace("def test_custom", "def run_custom"))
+    assert finding.message.startswith("ops.Custom bprop ") and "never reads `dout`" in finding.message
+
+
+def test_torch_style_custom_bprop_still_fires_in_a_test_function():
+    code = CUSTOM_IN_TEST.replace("(x, out, dout)", "(x, grad_output, dout)").replace("(x * 4,)",
+                                                                                      "(grad_output * 2 * x,)")
+    (finding,) = bp028(code)
+    assert "`grad_output`, which holds the forward output" in finding.message and finding.fix is not None
+
+
 # ------------------------------------------------------------------ computed returns
 # A return whose tuple is built (``grads + (dx,)``, ``(g,) * 2``, ``tuple([...])``) has no entries written out in
 # the return itself: its gradients are read from what it is built of, never taken as zeros for having none.
@@ -335,3 +384,18 @@ def test_the_hint_reads_the_entries_of_a_built_tuple():
     assert "did you mean" not in sigmoid.message  # a local derivative missing dout, not a mix-up of the names
     (mixed_up,) = bp028(cell("g = (out * y,)\nreturn g + (out * x,)\n"))
     assert "did you mean `dout`?" in mixed_up.message
+
+
+@pytest.mark.parametrize("old,new", [
+    ("def test_custom_cube_bprop", "def run_custom_cube_bprop"),  # the call taking the bprop is no test any more
+    ("import numpy as np\n", "import numpy as np\nimport pytest\n"),  # a test framework imported
+])
+def test_session_findings_follow_the_test_context_of_a_custom_op(old, new):
+    from bprop_lsp.checker import DocumentSession
+
+    describe = lambda a: [(f.code, f.span, f.message, f.severity) for f in a.findings]  # noqa: E731
+    with DocumentSession("bp028-custom") as session:
+        text = CUSTOM_CALLED_IN_TEST.replace("def test_custom", "def run_custom") if old.startswith("import") \
+            else CUSTOM_CALLED_IN_TEST
+        for step in (text, text.replace(old, new), text):
+            assert describe(session.analyse(step)) == describe(analyze(step, verify_fixes=False))

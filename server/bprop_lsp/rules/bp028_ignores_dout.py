@@ -138,8 +138,8 @@ class IgnoresDout(Rule):
     )
 
     def check(self, ctx: Context):
-        for fn, label, positional, cls in _subjects(ctx):
-            finding = _ignored_dout(ctx, fn, label, positional, _in_test(ctx, cls))
+        for fn, label, positional, anchors in _subjects(ctx):
+            finding = _ignored_dout(ctx, fn, label, positional, _in_test(ctx, anchors))
             if finding is not None:
                 yield finding
         for site in ctx.cell_sites:
@@ -149,7 +149,9 @@ class IgnoresDout(Rule):
 
 
 def _subjects(ctx: Context):
-    """(function, label, positional parameters MindSpore fills) for Cell and ops.Custom bprops whose dout is known."""
+    """(function, label, positional parameters MindSpore fills, anchors) for Cell and ops.Custom bprops whose dout is
+    known; anchors are the (node, name) pairs whose place in the file tells a test's fixture (``_in_test``): a Cell's
+    class statement, an ops.Custom bprop's def and the ``ops.Custom(...)`` call that takes it."""
     seen = set()
     for site in ctx.cell_sites:
         v = view(ctx, site)
@@ -163,7 +165,9 @@ def _subjects(ctx: Context):
         if (a, b) == ("dout", "out"):
             continue  # BP014 reports the swapped names
         seen.add(v.fn)
-        yield v.fn, f"bprop of {site.owner_label}", v.params, site.cls
+        cls_node = getattr(site.cls, "node", None)
+        anchors = ((cls_node, site.cls.name),) if cls_node is not None and cls_node.type == "classdef" else ()
+        yield v.fn, f"bprop of {site.owner_label}", v.params, anchors
     for op in ctx.custom_op_sites:
         fn = op.function
         if fn is None or op.inputs is None or fn in seen:
@@ -172,7 +176,8 @@ def _subjects(ctx: Context):
         if len(sig.positional) != op.inputs + 2:
             continue  # BP040
         seen.add(fn)
-        yield fn, f"ops.Custom bprop {fn.name}", sig.positional, None
+        name = fn.name if fn.node.type == "funcdef" else None
+        yield fn, f"ops.Custom bprop {fn.name}", sig.positional, ((fn.node, name), (op.call, None))
 
 
 def _before_bp001(ctx: Context, site) -> Draft | None:
@@ -348,24 +353,50 @@ def _name_leaves(node, name: str):
 _TEST_IMPORTS = ("pytest", "unittest", "tests.", "mark_utils")
 
 
-def _in_test(ctx: Context, cls) -> bool:
-    """Whether the Cell is a test's fixture: the file imports a test framework, or the class is defined in or used
-    by a test function or test class (MindSpore's own gradient tests). (All of it is in what the rule memo keys a
-    Cell by: the imports whole, the top-level statement the class stands in, the statements naming it.)"""
+def _in_test(ctx: Context, anchors) -> bool:
+    """Whether a bprop is a test's fixture: the file imports a test framework, or an anchor (a Cell's class
+    statement; an ops.Custom bprop's def and the ``ops.Custom(...)`` call) stands in a test function or test class
+    (what pytest and unittest collect: ``def test...``, ``class Test...``), or is named by one (MindSpore's own
+    gradient tests). (For a Cell all of it is in what the rule memo keys it by: the imports whole, the top-level
+    statement the class stands in, the statements naming it; a file with an ops.Custom site is never read back
+    from the memo.)"""
     p = ctx.program
     if any(full == t or full.startswith(t + ".") or (t.endswith(".") and full.startswith(t)) or t in full.split(".")
            for full in p.imports.values() for t in _TEST_IMPORTS):
         return True
-    node = getattr(cls, "node", None)
-    if node is None or node.type != "classdef":
-        return False
+    for node, name in anchors:
+        if _inside_test(node):
+            return True
+        if name and _named_by_test(p, node, name):
+            return True
+    return False
+
+
+def _is_test_def(node) -> bool:
+    if node.type == "funcdef":
+        return node.name.value.startswith("test")
+    return node.type == "classdef" and node.name.value.startswith("Test")
+
+
+def _inside_test(node) -> bool:
+    """Whether ``node`` stands in the body of a test function or a test class (not counting itself)."""
     n = node.parent
     while n is not None:
-        if n.type == "funcdef" and n.name.value.startswith("test"):
+        if n.type in ("funcdef", "classdef") and _is_test_def(n):
             return True
         n = n.parent
+    return False
+
+
+def _named_by_test(p, node, name: str) -> bool:
+    """Whether a top-level test function or test class other than the one holding ``node`` names ``name``."""
+    own = node
+    while own.parent is not None and own.parent.type != "file_input":
+        own = own.parent
+    if own.type == "decorated":
+        own = own.children[-1]
     module = p.module
-    for offset in p.word_offsets(cls.name):
+    for offset in p.word_offsets(name):
         pos = p.index.position(offset)
         leaf = module.get_leaf_for_position((pos.line + 1, pos.column + 1))
         top = leaf
@@ -373,8 +404,7 @@ def _in_test(ctx: Context, cls) -> bool:
             top = top.parent
         if top is not None and top.type == "decorated":
             top = top.children[-1]
-        if top is not None and top.type in ("funcdef", "classdef") and top is not node and (
-                top.name.value.startswith("test") or top.type == "classdef" and top.name.value.startswith("Test")):
+        if top is not None and top is not own and top.type in ("funcdef", "classdef") and _is_test_def(top):
             return True
     return False
 
