@@ -354,6 +354,47 @@ def test_torch_style_custom_bprop_still_fires_in_a_test_function():
     assert "`grad_output`, which holds the forward output" in finding.message and finding.fix is not None
 
 
+# ------------------------------------------------------------------ more of a test's deliberate gradients
+# Patterns of MindSpore's gradient tests (tests/st/pynative hook and high-order tests, the view/inplace and
+# auto-monad tests), in our own programs: quiet in a test module, the mistake BP028 is for elsewhere.
+
+MARKS_HEAD = ("import numpy as np\nfrom mindspore import nn, ops, Tensor\nfrom mindspore.ops import operations as P\n"
+              "from tests.common.marks import level0\n")
+
+
+@pytest.mark.parametrize("body", [
+    "a = Tensor(np.full([2], 2.0, np.float32))\nb = Tensor(np.full([2], 3.0, np.float32))\nreturn a, b\n",
+    "return (Tensor(1.5),) * 2\n",
+    "return x * 2, y * 3\n",
+    "k = Tensor(np.array([4.0], np.float32))\nreturn P.Mul()(x, k), y\n",
+])
+def test_quiet_on_hand_picked_gradients_in_a_module_importing_the_projects_test_helpers(body):
+    assert bp028(fixture_cell(body, head=MARKS_HEAD)) == []
+    assert len(bp028(fixture_cell(body, head=MARKS_HEAD.replace("from tests.common.marks import level0\n", "")))) == 1
+
+
+def test_quiet_on_a_cell_that_a_helper_of_the_tests_builds_in_a_test_module():
+    """A hook test's Cell is used by a helper function (not named test_...) that the test functions call: the
+    module's test imports say it is a fixture; without them BP028 warns (the helper's callers are not read)."""
+    code = MARKS_HEAD + (
+        "class Scaled(nn.Cell):\n    def construct(self, x):\n        return ops.relu(x)\n"
+        "    def bprop(self, x, out, dout):\n        return (P.Mul()(x, Tensor(np.array([6.0], np.float32))),)\n\n\n"
+        "def check_scaled_gradient():\n    net = Scaled()\n    grad = ops.GradOperation()(net)(Tensor(np.ones(2, np.float32)))\n"
+        "    assert np.allclose(grad.asnumpy(), 6.0)\n\n\n"
+        "@level0\ndef test_scaled():\n    check_scaled_gradient()\n")
+    assert bp028(code) == []
+    assert len(bp028(code.replace("from tests.common.marks import level0\n", "").replace("@level0\n", ""))) == 1
+
+
+def test_quiet_on_a_cell_built_in_a_method_of_a_test_class():
+    code = ("from mindspore import nn, ops\n\n\nclass TestBpropFixtures:\n    def _net(self):\n"
+            "        class Net(nn.Cell):\n            def construct(self, x):\n                return ops.relu(x)\n\n"
+            "            def bprop(self, x, out, dout):\n                return (3 * x,)\n        return Net()\n\n"
+            "    def test_net(self):\n        assert self._net() is not None\n")
+    assert bp028(code) == []
+    assert len(bp028(code.replace("class TestBpropFixtures", "class BpropFixtures"))) == 1
+
+
 # ------------------------------------------------------------------ computed returns
 # A return whose tuple is built (``grads + (dx,)``, ``(g,) * 2``, ``tuple([...])``) has no entries written out in
 # the return itself: its gradients are read from what it is built of, never taken as zeros for having none.
