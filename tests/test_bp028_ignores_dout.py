@@ -303,3 +303,140 @@ def test_one_short_left_to_bp001_when_its_fix_is_right(signature):
     code = ("from mindspore import nn, ops\nclass Sin(nn.Cell):\n    def construct(self, x):\n        return ops.sin(x)\n"
             f"    def {signature}:\n        {body}\n")
     assert {f.code for f in analyze(code).findings} == {"BP001"}
+
+
+# ------------------------------------------------------------------ ops.Custom bprops in a test (issue 22)
+# A Custom op's bprop is a plain function: the test context is where that function, or the ops.Custom(...) call
+# taking it, stands (MindSpore's custom-op tests define both inside the test function), as for a Cell's class.
+
+CUSTOM_IN_TEST = """\
+import numpy as np
+from mindspore import ops, Tensor
+
+
+def test_custom_square_bprop():
+    def square_bprop(x, out, dout):
+        return (x * 4,)
+
+    op = ops.Custom(lambda x: x * x, out_shape=lambda s: s, out_dtype=lambda t: t, func_type="pyfunc",
+                    bprop=square_bprop)
+    assert ops.GradOperation()(op)(Tensor(np.ones(2, np.float32))) is not None
+"""
+
+CUSTOM_CALLED_IN_TEST = """\
+import numpy as np
+from mindspore import ops, Tensor
+
+
+def cube_bprop(x, out, dout):
+    return (x * 3,)
+
+
+def test_custom_cube_bprop():
+    op = ops.Custom(lambda x: x * x * x, out_shape=lambda s: s, out_dtype=lambda t: t, func_type="pyfunc",
+                    bprop=cube_bprop)
+    assert ops.GradOperation()(op)(Tensor(np.ones(2, np.float32))) is not None
+"""
+
+
+@pytest.mark.parametrize("code", [CUSTOM_IN_TEST, CUSTOM_CALLED_IN_TEST], ids=["bprop-in-test", "custom-in-test"])
+def test_quiet_on_a_custom_ops_fixture_in_a_test_function_without_a_test_framework_import(code):
+    assert bp028(code) == []
+    # the same program outside a test function is the mistake: the local derivative, dout never multiplied in
+    (finding,) = bp028(code.replace("def test_custom", "def run_custom"))
+    assert finding.message.startswith("ops.Custom bprop ") and "never reads `dout`" in finding.message
+
+
+def test_torch_style_custom_bprop_still_fires_in_a_test_function():
+    code = CUSTOM_IN_TEST.replace("(x, out, dout)", "(x, grad_output, dout)").replace("(x * 4,)",
+                                                                                      "(grad_output * 2 * x,)")
+    (finding,) = bp028(code)
+    assert "`grad_output`, which holds the forward output" in finding.message and finding.fix is not None
+
+
+# ------------------------------------------------------------------ more of a test's deliberate gradients
+# Patterns of MindSpore's gradient tests (tests/st/pynative hook and high-order tests, the view/inplace and
+# auto-monad tests), in our own programs: quiet in a test module, the mistake BP028 is for elsewhere.
+
+MARKS_HEAD = ("import numpy as np\nfrom mindspore import nn, ops, Tensor\nfrom mindspore.ops import operations as P\n"
+              "from tests.common.marks import level0\n")
+
+
+@pytest.mark.parametrize("body", [
+    "a = Tensor(np.full([2], 2.0, np.float32))\nb = Tensor(np.full([2], 3.0, np.float32))\nreturn a, b\n",
+    "return (Tensor(1.5),) * 2\n",
+    "return x * 2, y * 3\n",
+    "k = Tensor(np.array([4.0], np.float32))\nreturn P.Mul()(x, k), y\n",
+])
+def test_quiet_on_hand_picked_gradients_in_a_module_importing_the_projects_test_helpers(body):
+    assert bp028(fixture_cell(body, head=MARKS_HEAD)) == []
+    assert len(bp028(fixture_cell(body, head=MARKS_HEAD.replace("from tests.common.marks import level0\n", "")))) == 1
+
+
+def test_quiet_on_a_cell_that_a_helper_of_the_tests_builds_in_a_test_module():
+    """A hook test's Cell is used by a helper function (not named test_...) that the test functions call: the
+    module's test imports say it is a fixture; without them BP028 warns (the helper's callers are not read)."""
+    code = MARKS_HEAD + (
+        "class Scaled(nn.Cell):\n    def construct(self, x):\n        return ops.relu(x)\n"
+        "    def bprop(self, x, out, dout):\n        return (P.Mul()(x, Tensor(np.array([6.0], np.float32))),)\n\n\n"
+        "def check_scaled_gradient():\n    net = Scaled()\n    grad = ops.GradOperation()(net)(Tensor(np.ones(2, np.float32)))\n"
+        "    assert np.allclose(grad.asnumpy(), 6.0)\n\n\n"
+        "@level0\ndef test_scaled():\n    check_scaled_gradient()\n")
+    assert bp028(code) == []
+    assert len(bp028(code.replace("from tests.common.marks import level0\n", "").replace("@level0\n", ""))) == 1
+
+
+def test_quiet_on_a_cell_built_in_a_method_of_a_test_class():
+    code = ("from mindspore import nn, ops\n\n\nclass TestBpropFixtures:\n    def _net(self):\n"
+            "        class Net(nn.Cell):\n            def construct(self, x):\n                return ops.relu(x)\n\n"
+            "            def bprop(self, x, out, dout):\n                return (3 * x,)\n        return Net()\n\n"
+            "    def test_net(self):\n        assert self._net() is not None\n")
+    assert bp028(code) == []
+    assert len(bp028(code.replace("class TestBpropFixtures", "class BpropFixtures"))) == 1
+
+
+# ------------------------------------------------------------------ computed returns
+# A return whose tuple is built (``grads + (dx,)``, ``(g,) * 2``, ``tuple([...])``) has no entries written out in
+# the return itself: its gradients are read from what it is built of, never taken as zeros for having none.
+
+@pytest.mark.parametrize("body", [
+    "grads = (y,)\nreturn grads + (x,)\n",
+    "grads = ()\ngrads += (y,)\ngrads += (x,)\nreturn grads\n",
+    "return (ops.cos(x),) * 2\n",
+    "return tuple([y, x])\n",
+], ids=["concatenated", "augmented", "repeated", "converted"])
+def test_fires_on_a_local_derivative_returned_as_a_built_tuple(body):
+    (finding,) = bp028(cell(body))
+    assert "never reads `dout`" in finding.message
+
+
+@pytest.mark.parametrize("body", [
+    "return (ops.zeros_like(x),) * 2\n",
+    "grads = (ops.zeros_like(x),)\nreturn grads + (ops.zeros_like(y),)\n",
+    "return (0,) * 2\n",
+    "return tuple([ops.zeros_like(x), None])\n",
+], ids=["repeated-zeros", "concatenated-zeros", "repeated-literal", "converted-zeros"])
+def test_quiet_on_zero_gradients_returned_as_a_built_tuple(body):
+    assert bp028(cell(body)) == []
+
+
+def test_the_hint_reads_the_entries_of_a_built_tuple():
+    (sigmoid,) = bp028(cell("g = (out * (1 - out),)\nreturn g + (y,)\n"))
+    assert "did you mean" not in sigmoid.message  # a local derivative missing dout, not a mix-up of the names
+    (mixed_up,) = bp028(cell("g = (out * y,)\nreturn g + (out * x,)\n"))
+    assert "did you mean `dout`?" in mixed_up.message
+
+
+@pytest.mark.parametrize("old,new", [
+    ("def test_custom_cube_bprop", "def run_custom_cube_bprop"),  # the call taking the bprop is no test any more
+    ("import numpy as np\n", "import numpy as np\nimport pytest\n"),  # a test framework imported
+])
+def test_session_findings_follow_the_test_context_of_a_custom_op(old, new):
+    from bprop_lsp.checker import DocumentSession
+
+    describe = lambda a: [(f.code, f.span, f.message, f.severity) for f in a.findings]  # noqa: E731
+    with DocumentSession("bp028-custom") as session:
+        text = CUSTOM_CALLED_IN_TEST.replace("def test_custom", "def run_custom") if old.startswith("import") \
+            else CUSTOM_CALLED_IN_TEST
+        for step in (text, text.replace(old, new), text):
+            assert describe(session.analyse(step)) == describe(analyze(step, verify_fixes=False))

@@ -139,8 +139,8 @@ class IgnoresDout(Rule):
     )
 
     def check(self, ctx: Context):
-        for fn, label, positional, cls in _subjects(ctx):
-            finding = _ignored_dout(ctx, fn, label, positional, _in_test(ctx, cls))
+        for fn, label, positional, anchors in _subjects(ctx):
+            finding = _ignored_dout(ctx, fn, label, positional, _in_test(ctx, anchors))
             if finding is not None:
                 yield finding
         for site in ctx.cell_sites:
@@ -150,7 +150,9 @@ class IgnoresDout(Rule):
 
 
 def _subjects(ctx: Context):
-    """(function, label, positional parameters MindSpore fills) for Cell and ops.Custom bprops whose dout is known."""
+    """(function, label, positional parameters MindSpore fills, anchors) for Cell and ops.Custom bprops whose dout is
+    known; anchors are the (node, name) pairs whose place in the file tells a test's fixture (``_in_test``): a Cell's
+    class statement, an ops.Custom bprop's def and the ``ops.Custom(...)`` call that takes it."""
     seen = set()
     for site in ctx.cell_sites:
         v = view(ctx, site)
@@ -164,7 +166,9 @@ def _subjects(ctx: Context):
         if (a, b) == ("dout", "out"):
             continue  # BP014 reports the swapped names
         seen.add(v.fn)
-        yield v.fn, f"bprop of {site.owner_label}", v.params, site.cls
+        cls_node = getattr(site.cls, "node", None)
+        anchors = ((cls_node, site.cls.name),) if cls_node is not None and cls_node.type == "classdef" else ()
+        yield v.fn, f"bprop of {site.owner_label}", v.params, anchors
     for op in ctx.custom_op_sites:
         fn = op.function
         if fn is None or op.inputs is None or fn in seen:
@@ -173,7 +177,8 @@ def _subjects(ctx: Context):
         if len(sig.positional) != op.inputs + 2:
             continue  # BP040
         seen.add(fn)
-        yield fn, f"ops.Custom bprop {fn.name}", sig.positional, None
+        name = fn.name if fn.node.type == "funcdef" else None
+        yield fn, f"ops.Custom bprop {fn.name}", sig.positional, ((fn.node, name), (op.call, None))
 
 
 def _before_bp001(ctx: Context, site) -> Draft | None:
@@ -324,8 +329,8 @@ def _out_read_as_gradient(fn: Function, name: str, info, assignments) -> bool:
         if nxt is not None and nxt.type == "trailer":
             return False
     for r in info.returns:
-        items = r.shape.items if r.shape.kind in ("tuple", "list") else (
-            [r.shape.node] if r.shape.node is not None else [])
+        entries = r.shape.entries if r.shape.kind in ("tuple", "list") else None
+        items = entries if entries is not None else ([r.shape.node] if r.shape.node is not None else [])
         for item in items:
             node = _resolve(item, assignments)
             if sum(1 for _ in _name_leaves(node, name)) > 1:
@@ -349,25 +354,51 @@ def _name_leaves(node, name: str):
 _TEST_IMPORTS = ("pytest", "unittest", "tests.", "mark_utils")
 
 
-def _in_test(ctx: Context, cls) -> bool:
-    """Whether the Cell is a test's fixture: the file imports a test framework, or the class is defined in or used
-    by a test function or test class (MindSpore's own gradient tests). (All of it is in what the rule memo keys a
-    Cell by: the imports whole, the top-level statement the class stands in, the statements naming it.)"""
+def _in_test(ctx: Context, anchors) -> bool:
+    """Whether a bprop is a test's fixture: the file imports a test framework, or an anchor (a Cell's class
+    statement; an ops.Custom bprop's def and the ``ops.Custom(...)`` call) stands in a test function or test class
+    (what pytest and unittest collect: ``def test...``, ``class Test...``), or is named by one (MindSpore's own
+    gradient tests). (For a Cell all of it is in what the rule memo keys it by: the imports whole, the top-level
+    statement the class stands in, the statements naming it; a file with an ops.Custom site is never read back
+    from the memo.)"""
     p = ctx.program
     if any(full == t or full.startswith(t + ".") or (t.endswith(".") and full.startswith(t)) or t in full.split(".")
            for full in p.imports.values() for t in _TEST_IMPORTS):
         return True
-    node = getattr(cls, "node", None)
-    if node is None or node.type != "classdef":
-        return False
+    for node, name in anchors:
+        if _inside_test(node):
+            return True
+        if name and _named_by_test(p, node, name):
+            return True
+    return False
+
+
+def _is_test_def(node) -> bool:
+    if node.type == "funcdef":
+        return node.name.value.startswith("test")
+    return node.type == "classdef" and node.name.value.startswith("Test")
+
+
+def _inside_test(node) -> bool:
+    """Whether ``node`` stands in the body of a test function or a test class (not counting itself)."""
     n = node.parent
     while n is not None:
-        if n.type == "funcdef" and n.name.value.startswith("test"):
+        if n.type in ("funcdef", "classdef") and _is_test_def(n):
             return True
         n = n.parent
-    # (The top-level tests naming the class, read through the program: they are other statements.)
+    return False
+
+
+def _named_by_test(p, node, name: str) -> bool:
+    """Whether a top-level test function or test class other than the one holding ``node`` names ``name`` (the
+    file's tests read through the program: they are other statements)."""
+    own = node
+    while own.parent is not None and own.parent.type != "file_input":
+        own = own.parent
+    if own.type == "decorated":
+        own = own.children[-1]
     for top in p.test_definitions():
-        if top is not node and cls.name in statement_words(p.statement_facts(top), top):
+        if top is not own and _is_test_def(top) and name in statement_words(p.statement_facts(top), top):
             return True
     return False
 
@@ -459,7 +490,11 @@ def _all_zero(shape, assignments) -> bool:
     if shape.kind == "none":
         return True
     if shape.kind in ("tuple", "list"):
-        return all(_looks_zero(item, assignments, 0) for item in shape.items)
+        entries = shape.entries
+        if entries is not None:
+            return all(_looks_zero(item, assignments, 0) for item in entries)
+        # A computed sequence whose entries are not known one by one (``(g,) * n``, a helper's result): judged by
+        # its expression (``(0,) * n``, ``tuple(zeros)``), never vacuously zero for having no entries written out.
     return shape.node is not None and _looks_zero(shape.node, assignments, 0)
 
 
