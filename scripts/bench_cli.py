@@ -207,14 +207,14 @@ def breakdown(paths: list[Path], repeat: int) -> None:
 
     Each step runs over all files in its own loop (after a full collection), so that no step pays for garbage
     collections of another step's trees. Uses engine internals (ParsedDocument.parse, partial.masked_text,
-    analysis._analyze_module and _syntax_errors): a measurement, not an API.
+    pipeline.analyze_module and parse_errors): a measurement, not an API.
     """
     import gc
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
     from bprop_lsp.checker import RULES, analyze
     from bprop_lsp.engine import Settings
-    from bprop_lsp.engine import analysis as engine_analysis
+    from bprop_lsp.engine import pipeline as engine_analysis
     from bprop_lsp.engine import partial
     from bprop_lsp.engine.parsing import ParsedDocument
 
@@ -254,10 +254,10 @@ def breakdown(paths: list[Path], repeat: int) -> None:
                 t = time.perf_counter()
                 if name == "parso syntax errors":
                     for m in modules:
-                        engine_analysis._syntax_errors(m)
+                        engine_analysis.parse_errors(m)
                 else:
                     for m, text in zip(modules, texts):
-                        engine_analysis._analyze_module(m, text, settings, with_syntax_errors=False, rules=RULES)
+                        engine_analysis.analyze_module(m, text, settings, with_syntax_errors=False, rules=RULES)
                 totals[name].append(time.perf_counter() - t)
                 del modules
                 continue

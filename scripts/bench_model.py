@@ -172,7 +172,7 @@ def breakdown(text: str, kinds, edits: int) -> dict:
     measurement, not an API). A pause between edits, as in a client, leaves caches as cold as the server sees."""
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "server"))
     from bprop_lsp.checker import DocumentSession
-    from bprop_lsp.engine import Settings, analysis, callsites, cell_runs, context, parsing, program
+    from bprop_lsp.engine import Settings, callsites, cell_runs, context, parsing, pipeline, program
 
     acc: dict[str, float] = {}
     stack: list[float] = []
@@ -207,7 +207,7 @@ def breakdown(text: str, kinds, edits: int) -> dict:
     timed(context.Context, "cell_sites", "cell sites", prop=True)
     timed(callsites, "build_call_index", "call index")
     timed(cell_runs.CellMemo, "drafts", "cell runs (rules and replay)")
-    timed(analysis, "_drafts_of", "rules")
+    timed(pipeline, "drafts_of", "rules")
     try:
         result = {}
         settings = Settings()

@@ -100,7 +100,7 @@ def test_a_fork_is_the_fixed_texts_tree_and_leaves_the_documents_tree_alone():
 
 
 def test_fix_checks_fork_the_documents_tree_instead_of_parsing_the_file(monkeypatch):
-    from bprop_lsp.engine import analysis as analysis_module
+    from bprop_lsp.engine import fix_checks as analysis_module
 
     session = DocumentSession("forks")
     result = session.analyse(MANY, with_syntax_errors=True)

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from bprop_lsp.checker import RULES, DocumentSession, analyze, fix_all
 from bprop_lsp.engine import Settings, apply_edits
-from bprop_lsp.engine.analysis import verified_findings
+from bprop_lsp.engine.fix_checks import verified_findings
 from bprop_lsp.engine.parsing import parse_text, syntax_errors
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -25,7 +25,7 @@ import importlib
 
 # public name -> the engine module that defines it
 _EXPORTS = {
-    "Analysis": "analysis", "BpropInfo": "analysis", "Hint": "analysis", "Skeleton": "analysis",
+    "Analysis": "pipeline", "BpropInfo": "hints", "Hint": "hints", "Skeleton": "hints",
     "analyze": "analysis",
     "apply_fix": "fixes", "fix_all": "fixes",
     "Applicability": "model", "Edit": "model", "Finding": "model", "Fix": "model", "Position": "model",

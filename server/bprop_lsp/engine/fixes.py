@@ -5,7 +5,8 @@ import gc
 from bisect import bisect_left, bisect_right
 from typing import Sequence
 
-from .analysis import Analysis, analyze_document
+from .analysis import analyze_document
+from .pipeline import Analysis
 from .model import Edit, Finding
 from .parsing import ParsedDocument
 from .rule import Rule

@@ -28,7 +28,7 @@ from .text import LineIndex
 from .trees import (NodeView, call_arguments, call_of, decorators_of, dict_items, display_items, dotted,
                     is_module_level, statement_code, statement_words, string_value)
 
-# A ``# noqa`` comment, bare or naming codes (analysis.py reads which lines they stand on).
+# A ``# noqa`` comment, bare or naming codes (noqa.py reads which lines they stand on).
 NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Za-z]+\d+(?:[\s,]+[A-Za-z]+\d+)*))?", re.IGNORECASE)
 
 

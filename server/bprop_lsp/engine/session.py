@@ -21,10 +21,12 @@ import logging
 from dataclasses import replace
 from typing import Callable, Sequence
 
-from .analysis import Analysis, analyze_document, fixes_checked_together, verified_findings
+from .analysis import analyze_document
+from .fix_checks import fixes_checked_together, verified_findings
 from .cell_runs import CellMemo
 from .fixes import fix_all as _fix_all
 from .model import Finding
+from .pipeline import Analysis
 from .parsing import ParsedDocument
 from .rule import Rule
 from .settings import Settings

@@ -2,7 +2,7 @@
 ``mindspore.ops`` import, and the import line to add when the file has none.
 
     plan = plan_skeletons(text)                # or DocumentSession.plan_skeletons (shares the document's tree)
-    plan.skeletons     # list[Skeleton] (analysis.py), zeros_like spelled for this file
+    plan.skeletons     # list[Skeleton] (hints.py), zeros_like spelled for this file
     plan.import_edit   # Edit | None: ``from mindspore import ops`` at the top of the imports
 
 Runs no rule: only the parse (the document's, through its session) and the class scan.
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from .analysis import Skeleton, _skeletons
+from .hints import Skeleton, skeletons_of
 from .context import Context
 from .model import Edit
 from .parsing import ParsedDocument, parse_text
@@ -39,7 +39,7 @@ def plan_skeletons(text: str, *, doc: ParsedDocument | None = None, lines: tuple
         # Only the classes around the requested lines: a code action asks on every cursor move.
         first, last = lines[0] + 1, lines[1] + 1  # parso lines are 1-based
         classes = _classes_around(program, first, last)
-    skeletons = _skeletons(Context(program, Settings()), classes)
+    skeletons = skeletons_of(Context(program, Settings()), classes)
     if lines is not None:
         skeletons = [s for s in skeletons if lines[0] <= s.construct_span.start.line <= lines[1]]
     if not skeletons:

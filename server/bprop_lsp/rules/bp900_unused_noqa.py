@@ -1,7 +1,7 @@
 """BP900: a ``# noqa: BPxxx`` that names no rule (``BP0O1``) or suppresses nothing (ruff's RUF100).
 
 The engine applies ``# noqa`` and knows what each comment suppressed: a rule with ``reviews_noqa`` is handed the
-comments (``engine.analysis.NoqaDirective``) after the other rules ran, instead of looking at the file itself.
+comments (``engine.noqa.NoqaDirective``) after the other rules ran, instead of looking at the file itself.
 Unknown codes are reported always; an unused one only for a rule that is enabled and did not fire there. Codes of
 other tools (``E501``, ``BLE001``) and a bare ``# noqa`` are left alone.
 """

@@ -1,0 +1,254 @@
+"""One analysis of one file: every enabled rule run over it (the Cell-scoped ones per Cell: cell_runs.py), the
+rules' drafts turned into findings -- severity from the modes MindSpore fails in and the mode the code runs in
+(mode_evidence.py), ``# noqa`` applied (noqa.py), one finding per mistake -- and what an editor shows beside them
+(hints.py). The rules are handed in: the engine imports none."""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field, replace
+from typing import Sequence
+
+from .cell_runs import cell_drafts
+from .context import Context
+from .hints import BpropInfo, Skeleton, bprop_infos, skeletons_of
+from .mode_evidence import file_modes, in_a_local_class, modes_at
+from .model import Finding, Related, Severity, Span
+from .modes import Modes
+from .noqa import noqa_directives, noqa_lines
+from .parsing import ParsedDocument, parse_text, syntax_errors
+from .program import Program
+from .rule import Rule
+from .settings import Settings
+
+_log = logging.getLogger(__name__)
+
+
+MODE_LABEL = {"graph": "GRAPH_MODE", "pynative": "PYNATIVE_MODE"}
+
+
+@dataclass
+class Analysis:
+    findings: list[Finding] = field(default_factory=list)
+    bprops: list[BpropInfo] = field(default_factory=list)
+    # parso's syntax errors as (span, message): findings are still produced where the structure reads.
+    # None when the caller did not ask for them (the server's keystroke path; see ``analyze``).
+    syntax_errors: list[tuple[Span, str]] | None = field(default_factory=list)
+    # Fixes dropped because the fixed text did not re-parse or re-check (kept for diagnostics/tests).
+    rejected_fixes: list[tuple[Finding, str]] = field(default_factory=list)
+    # Cells that could take a custom bprop ("Add a custom bprop" code action).
+    skeletons: list[Skeleton] = field(default_factory=list)
+    # What the findings were computed from (set by DocumentSession).
+    text: str | None = None
+    settings: Settings | None = None
+    # Whether every fix in ``findings`` has been re-parsed and re-checked.
+    fixes_verified: bool = True
+    # What could not be done for this file, for the user (a rule that raised on this input: its findings are
+    # dropped; a fix that could not be built: its finding is reported without it). The CLI prints each with the
+    # file's name; a DocumentSession logs each once with the document's.
+    failures: list[str] = field(default_factory=list)
+
+
+def count_syntax_errors(text: str, doc: ParsedDocument | None = None) -> int:
+    """How many syntax errors parso finds in ``text`` (the baseline a fix must not make worse); with ``doc``,
+    ``text`` is that document's current text and its parse state is used."""
+    if doc is None:
+        return len(parse_errors(parse_text(text)))
+    return len(parse_errors(doc.parse(text), doc))
+
+
+def analyze_module(module, text: str, settings: Settings, with_syntax_errors: bool = True,
+                    want_fixes: bool = True, with_skeletons: bool = False, *, doc: ParsedDocument | None = None,
+                    fork: bool = False, lines: list[str] | None = None, rules: Sequence[Rule]) -> Analysis:
+    """The findings of ``rules`` in ``module``: a one-off tree, ``doc``'s tree, or (``fork``) a fix's tree forked
+    from it (``lines``: its text's lines, when at hand)."""
+    own = doc is not None and not fork  # the document's own tree (not a fix's fork)
+    program = Program(module, text, doc.statements if doc is not None else None, update_statements=not fork,
+                      lines=lines if lines is not None else doc.lines if own else None,
+                      previous=doc.last_tables if own else None)
+    ctx = Context(program, settings)
+    ctx.want_fixes = want_fixes
+    evidence = file_modes(ctx, settings)
+    noqa = noqa_lines(program)
+    findings: list[Finding] = []
+    seen: set[tuple] = set()
+    used: dict[int, set[str]] = {}  # noqa line -> the codes it suppressed
+    enabled = [rule for rule in rules if settings.enabled(rule.code)]
+    memoised = cell_drafts(ctx, [rule for rule in enabled if getattr(rule, "scope", "module") == "cell"], _drafts_or_none,
+                           doc.cell_memo if doc is not None and not fork else None, repr(settings))
+    for rule in enabled:
+        drafts = memoised.get(rule.code) if memoised is not None else None
+        if drafts is None:
+            drafts = drafts_of(rule, ctx)
+        for draft in drafts:
+            fails_in = draft.fails_in
+            modes = getattr(draft.subject, "modes", None)
+            if modes and fails_in:
+                # A bprop MindSpore calls in one mode only (``self.bprop = self.m``: GRAPH) fails only there.
+                fails_in = fails_in & modes
+                if not fails_in:
+                    continue
+            key = (rule.code, draft.span)
+            if key in seen:
+                continue
+            seen.add(key)
+            noqa_line = draft.noqa_line if draft.noqa_line is not None else draft.span.start.line
+            codes = noqa.get(noqa_line)
+            if codes is not None and (not codes or rule.code in codes):
+                used.setdefault(noqa_line, set()).add(rule.code)
+                continue
+            # (Only a finding MindSpore raises in one mode needs to know where its cell runs.)
+            where = modes_at(ctx, settings, draft.span, evidence) if len(fails_in) == 1 else None
+            severity, message = _severity(fails_in, where, draft.message)
+            if severity is Severity.INFO and in_a_local_class(ctx, draft.span):
+                continue  # a class defined in a function runs only where that function runs: known not to fail
+            findings.append(
+                Finding(
+                    code=rule.code,
+                    name=rule.name,
+                    message=message,
+                    severity=severity,
+                    span=draft.span,
+                    url=rule.url(),
+                    fix=draft.fix,
+                    related=draft.related,
+                    noqa_line=noqa_line,
+                )
+            )
+    findings = _one_per_mistake(findings, enabled)
+    reviewers = [rule for rule in enabled if getattr(rule, "reviews_noqa", False)]
+    if reviewers and noqa:
+        directives = noqa_directives(program, used)
+        known, on = {r.code for r in rules}, {r.code for r in enabled}
+        for rule in reviewers:
+            try:
+                drafts = list(rule.review_noqa(ctx, directives, known, on))
+            except Exception as exc:  # noqa: BLE001 - as drafts_of: one rule's bug costs its findings only
+                _log.warning("rule %s failed on this input (%s: %s)", rule.code, type(exc).__name__, exc)
+                continue
+            for draft in drafts:
+                codes = noqa.get(draft.span.start.line)
+                if codes and rule.code in codes:
+                    continue  # a noqa naming the reviewing rule on the line silences the review itself
+                findings.append(Finding(code=rule.code, name=rule.name, message=draft.message,
+                                        severity=Severity.WARNING, span=draft.span, url=rule.url(), fix=draft.fix,
+                                        noqa_line=draft.span.start.line))
+    findings.sort(key=Finding.sort_key)
+    errors = None
+    if with_syntax_errors:
+        errors = [(program.span(err.start_pos, err.end_pos), err.message)
+                  for err in parse_errors(module, doc, None if not fork else text)]
+    analysis = Analysis(findings=findings, bprops=bprop_infos(ctx) if want_fixes else [], syntax_errors=errors,
+                        skeletons=skeletons_of(ctx) if with_skeletons else [], failures=list(ctx.failures))
+    if own:
+        doc.last_tables = program.tables()
+    return analysis
+
+
+_SEVERITY_RANK = {Severity.ERROR: 2, Severity.WARNING: 1, Severity.INFO: 0}
+
+
+def _one_per_mistake(findings: list[Finding], rules: Sequence[Rule]) -> list[Finding]:
+    """One finding per mistake: where rules that declare the same mistake (``same_mistake``) both report on one
+    ``def``, the finding of the highest severity stays (at equal severity, the one MindSpore raises for) and the
+    others become its related notes."""
+    declared = {rule.code: frozenset(getattr(rule, "same_mistake", ())) for rule in rules}
+    if not any(declared.values()):
+        return findings
+    by_def: dict = {}
+    for f in findings:
+        if declared.get(f.code) and f.noqa_line is not None:
+            by_def.setdefault(f.noqa_line, []).append(f)
+    dropped: set[int] = set()
+    replaced: dict[int, Finding] = {}
+    for group in by_def.values():
+        if len(group) < 2:
+            continue
+        group = sorted(group, key=lambda f: (-_SEVERITY_RANK[f.severity], "[fails in" not in f.message, f.code))
+        primary = group[0]
+        absorbed = [f for f in group[1:] if f.code in declared[primary.code]]
+        if not absorbed:
+            continue
+        notes = list(primary.related)
+        for f in absorbed:
+            dropped.add(id(f))
+            notes.append(Related(f.span, f"also {f.code} ({f.name}): {f.message}"))
+            notes.extend(f.related)
+        replaced[id(primary)] = replace(primary, related=tuple(notes))
+    if not dropped:
+        return findings
+    return [replaced.get(id(f), f) for f in findings if id(f) not in dropped]
+
+
+def _drafts_or_none(rule, ctx: Context) -> list | None:
+    """``drafts_of``, with None when the rule raised (the file then gets none of its drafts)."""
+    failed: list = []
+    drafts = drafts_of(rule, ctx, failed)
+    return None if failed else drafts
+
+
+def drafts_of(rule, ctx: Context, failed: list | None = None) -> list:
+    """The rule's drafts for this file; when the rule raises (a bug of ours on some input), its drafts without
+    fixes (run again with ``want_fixes`` off: a fix that cannot be built must cost the fix, not the finding), else
+    none (the rule's findings for this file, never the other rules' nor the run). Either way the file's
+    ``Analysis.failures`` says so; logged at debug level with the traceback."""
+    try:
+        return list(rule.check(ctx))
+    except (Exception, RecursionError) as exc:  # noqa: BLE001 - isolate one rule's failure
+        _log.debug("rule %s failed on this input", rule.code, exc_info=True)
+        if ctx.want_fixes:
+            bare = object.__new__(type(ctx))
+            bare.__dict__.update(ctx.__dict__)
+            bare.want_fixes = False
+            try:
+                drafts = list(rule.check(bare))
+            except (Exception, RecursionError):  # noqa: BLE001
+                pass
+            else:
+                _share_caches(ctx, bare)
+                ctx.fix_failed(rule.code, exc)
+                if failed is not None:
+                    failed.append(exc)
+                return [replace(d, fix=None) for d in drafts]
+        message = f"rule {rule.code} failed on this input ({type(exc).__name__}); its findings are dropped"
+        if message not in ctx.failures:
+            ctx.failures.append(message)
+        if failed is not None:
+            failed.append(exc)
+        return []
+
+
+def _share_caches(ctx: Context, view: Context) -> None:
+    """The caches a view of ``ctx`` filled, handed back to it."""
+    for name, value in view.__dict__.items():
+        if name not in ctx.__dict__:
+            ctx.__dict__[name] = value
+
+
+def parse_errors(module, doc: ParsedDocument | None = None, text: str | None = None) -> list:
+    """parso's syntax errors (through ``doc``'s per-statement cache when the tree is the document's, or forked from
+    it with ``text``); none when parso's error finder itself fails (a form feed in a comment before an
+    unexpected indent crashes its prefix splitter), so that the findings are still reported."""
+    try:
+        return syntax_errors(module) if doc is None else doc.syntax_errors(module, text)
+    except Exception:  # noqa: BLE001 - a parso bug must not cost the user their diagnostics
+        _log.debug("parso's error finder failed; reporting no syntax errors", exc_info=True)
+        return []
+
+
+def _severity(fails_in: frozenset, evidence: Modes | None, message: str) -> tuple[Severity, str]:
+    """An error where MindSpore fails in every mode, or where the one mode it fails in is known to run the cell;
+    info where the cell is known to run only in the other mode; a warning where that is not known."""
+    if not fails_in:
+        return Severity.WARNING, message
+    if len(fails_in) == 2:
+        return Severity.ERROR, message
+    (mode,) = fails_in
+    label = MODE_LABEL[mode]
+    suffix = f" [fails in {label}]"
+    if evidence is None:
+        return Severity.WARNING, message + suffix
+    if mode in evidence.known:
+        return Severity.ERROR, message + suffix
+    if None not in evidence.possible and mode not in evidence.possible:
+        return Severity.INFO, message + suffix
+    return Severity.WARNING, message + suffix
