@@ -161,8 +161,8 @@ class ScanProcess:
             if proc is None or proc.poll() is not None:
                 if proc is not None:
                     code = self._reap(proc)
-                    log.warning("the workspace check's process %s between two files; starting another",
-                                _describe(code))
+                    (log.info if code == 0 else log.warning)(
+                        "the workspace check's process %s between two files; starting another", _describe(code))
                 if not self.usable():
                     raise Unavailable("no workspace check process")
                 proc = self._start()
