@@ -79,6 +79,10 @@ class ScanProcess:
         self._lock = threading.Lock()  # close() against a start in the scan thread
 
     # ------------------------------------------------------------------ the child's life
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
     def usable(self) -> bool:
         return self.enabled and not self._closed and time.monotonic() >= self._no_child_until
 

@@ -38,7 +38,7 @@ from ..sources import MAX_BYTES
 from .diagnostics import publish
 from .documents import DocState, Result, oversize
 from .gc_hold import GcHold
-from .scan_process import ScanProcess, Unavailable
+from .scan_process import ChildDied, ScanProcess, Unavailable
 from . import worker as prio
 from .worker import PriorityWorker
 
@@ -96,6 +96,8 @@ class Scheduler:
                 try:
                     return self._counted(self.scan_process.analyse, (text, settings, label))
                 except Unavailable as exc:
+                    if self.scan_process.closed:
+                        raise ChildDied("the server is shutting down") from exc
                     log.warning("%s: checking %s in the server's process", exc, label)
             self.executor.wait_idle()
             return self._counted(in_process, (text, settings, self.scan_pause)).findings
