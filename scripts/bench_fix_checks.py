@@ -99,6 +99,9 @@ def measure(template: str, n: int, keystrokes: int, settle: float, code: str | N
         server.close()
 
 
+SCANS_ANSWERED: dict = {}  # code -> scans that answered while keystrokes were timed (each: the big file analysed)
+
+
 def measure_scan(folder: Path, keystrokes: int, scanning: bool, code: str | None = None) -> list[float]:
     """Keystrokes of a small open document, each at a random moment of a running workspace scan (``scanning``) or
     with none."""
@@ -119,6 +122,7 @@ def measure_scan(folder: Path, keystrokes: int, scanning: bool, code: str | None
                 with server.cond:
                     done = scan in server.responses
                 if done:  # ask again: the scan analyses every file afresh (no previous result ids)
+                    SCANS_ANSWERED[code] = SCANS_ANSWERED.get(code, 0) + 1
                     scan = server.request_async("workspace/diagnostic", {"previousResultIds": []})
                     time.sleep(0.3)
             time.sleep(rng.uniform(0.05, 0.3))
@@ -144,6 +148,7 @@ def main(argv=None) -> int:
     ap.add_argument("--scan-cells", type=int, default=3000, help="correct Cells in the workspace file (0: no scan runs)")
     ap.add_argument("--before", metavar="DIR", help="also measure another checkout's server/ folder, in turn")
     ap.add_argument("--repeat", type=int, default=1, help="rounds (each: every measurement of every code once)")
+    ap.add_argument("--scan-only", action="store_true", help="only the workspace-scan measurements")
     args = ap.parse_args(argv)
     codes = {"now": None}
     if args.before:
@@ -160,13 +165,14 @@ def main(argv=None) -> int:
     findings = args.findings
     for r in range(args.repeat):
         for name, code in (codes.items() if r % 2 == 0 else reversed(list(codes.items()))):
-            clean = measure(GOOD, args.findings, args.keystrokes, args.settle, code)
-            dirty = measure(BAD, args.findings, args.keystrokes, args.settle, code)
-            findings = dirty["findings"]
-            add("0 findings: keystroke -> its diagnostics", name, clean["own"])
-            add("0 findings: other document's keystroke", name, clean["other"])
-            add(f"{findings} findings: keystroke -> its diagnostics", name, dirty["own"])
-            add(f"{findings} findings: other document's keystroke", name, dirty["other"])
+            if not args.scan_only:
+                clean = measure(GOOD, args.findings, args.keystrokes, args.settle, code)
+                dirty = measure(BAD, args.findings, args.keystrokes, args.settle, code)
+                findings = dirty["findings"]
+                add("0 findings: keystroke -> its diagnostics", name, clean["own"])
+                add("0 findings: other document's keystroke", name, clean["other"])
+                add(f"{findings} findings: keystroke -> its diagnostics", name, dirty["own"])
+                add(f"{findings} findings: other document's keystroke", name, dirty["other"])
             if args.scan_cells:
                 add("no scan: keystroke of an open document", name, measure_scan(folder, args.keystrokes, False, code))
                 add(f"scan of {args.scan_cells} Cells running: keystroke", name,
@@ -178,6 +184,11 @@ def main(argv=None) -> int:
     print(f"  {'':52}" + "".join(f"{name:>36}" for name in codes))
     for label, by_code in rows.items():
         print(f"  {label:52}" + "".join(f"{ms(by_code[name]):>36}" for name in codes))
+    if args.scan_cells:
+        print("  scans that answered while keystrokes were timed: " +
+              ", ".join(f"{name} {SCANS_ANSWERED.get(code, 0)}" for name, code in codes.items()))
+    if args.scan_only:
+        return 0
     now = {label: by_code["now"] for label, by_code in rows.items()}
     ratio = statistics.median(now[f"{findings} findings: keystroke -> its diagnostics"]) / \
         statistics.median(now["0 findings: keystroke -> its diagnostics"])

@@ -11,8 +11,9 @@ that has started asks the same as it runs (between its steps, before each rule, 
 yields: ``engine/preempt.py``) and is abandoned, to run again behind that job, so a keystroke waits for a few
 milliseconds of a check, not for a whole one. Checks of a version that is no longer current are abandoned. The worker
 runs its jobs by priority (worker.py): an edit's analysis first, then what a request waits for, first analyses
-of opened documents, fix checks, and the workspace scan (on a thread of its own, a file at a time when the
-worker is free, and paused inside a file whenever the worker has work: workspace_scan.py).
+of opened documents, fix checks, and the workspace scan (in a child process, scan_process.py; without one, on a
+thread of its own, a file at a time when the worker is free, and paused inside a file whenever the worker has
+work: workspace_scan.py).
 
 A document over the size limit (``documents.oversize``) is not analysed: one warning names it. An analysis
 that raises is recorded for its (text revision, settings) like a result: no retry until either changes.
@@ -37,6 +38,7 @@ from ..sources import MAX_BYTES
 from .diagnostics import publish
 from .documents import DocState, Result, oversize
 from .gc_hold import GcHold
+from .scan_process import ChildDied, ScanProcess, Unavailable
 from . import worker as prio
 from .worker import PriorityWorker
 
@@ -64,9 +66,11 @@ class Scheduler:
         # One worker: parses sharing a document's cache key must not interleave, and the GIL gives no more. Its
         # jobs run by priority (worker.py): a keystroke's analysis before fix checks, first analyses, the scan.
         self.executor = PriorityWorker("bprop-analysis")
-        # The workspace scan's files (no document's parse state) on a thread of their own, each started only when
-        # the analysis worker is free: a large file's analysis (seconds) never holds a keystroke up in the queue.
+        # The workspace scan's files (no document's parse state) on a thread of their own, which hands each to the
+        # scan's child process (scan_process.py) or, without one, analyses it when the analysis worker is free: a
+        # large file's analysis (seconds) never holds a keystroke up in the queue.
         self.scan_executor = PriorityWorker("bprop-scan")
+        self.scan_process = ScanProcess()
         self.debounce = debounce_seconds()
         self._ids = itertools.count(1)
         # Bumped by every edit, open, close or settings change (workspace diagnostics long-poll on it).
@@ -80,15 +84,31 @@ class Scheduler:
         """``fn(*args)`` on the analysis worker, after the jobs waiting there with a more urgent ``priority``."""
         return asyncio.wrap_future(self.executor.submit(self._counted, fn, args, priority=priority))
 
-    def run_scan(self, fn, *args) -> asyncio.Future:
-        """``fn(*args)`` (a workspace file, no document's state) on the scan thread, started once the analysis
-        worker has nothing to run or waiting."""
+    def scan_file(self, text: str, settings, label: str, in_process) -> asyncio.Future:
+        """A workspace file's findings (without fixes): computed in the scan's child process, where neither its
+        parse, its collections nor the freeing of its tree share the interpreter with a keystroke; in process
+        (paused whenever the analysis worker has work) when no child can be started. Raises
+        ``scan_process.ChildDied`` when the child ended while it had the file (which is then not analysed).
+        ``in_process(text, settings, pause)``: the analysis in this process."""
 
-        def when_idle():
+        def job():
+            if self.scan_process.usable():
+                try:
+                    return self._counted(self.scan_process.analyse, (text, settings, label))
+                except Unavailable as exc:
+                    if self.scan_process.closed:
+                        raise ChildDied("the server is shutting down") from exc
+                    log.warning("%s: checking %s in the server's process", exc, label)
             self.executor.wait_idle()
-            return self._counted(fn, args)
+            return self._counted(in_process, (text, settings, self.scan_pause)).findings
 
-        return asyncio.wrap_future(self.scan_executor.submit(when_idle, priority=prio.SCAN))
+        return asyncio.wrap_future(self.scan_executor.submit(job, priority=prio.SCAN))
+
+    def close(self) -> None:
+        """Stop the workers (their waiting jobs cancelled) and end the scan's child (``shutdown``, exit)."""
+        self.executor.shutdown(wait=False, cancel_futures=True)
+        self.scan_executor.shutdown(wait=False, cancel_futures=True)
+        self.scan_process.close()
 
     def scan_pause(self) -> None:
         """Asked inside a workspace file's analysis (scan thread, ``engine/preempt.py``): waits while the analysis

@@ -234,8 +234,7 @@ def create_server() -> BpropServer:
 
     @ls.feature(types.SHUTDOWN)
     def shutdown(ls: BpropServer, params: None) -> None:
-        ls.scheduler.executor.shutdown(wait=False, cancel_futures=True)
-        ls.scheduler.scan_executor.shutdown(wait=False, cancel_futures=True)
+        ls.scheduler.close()
 
     ls.feature(types.TEXT_DOCUMENT_DID_OPEN)(did_open.did_open)
     ls.feature(types.TEXT_DOCUMENT_DID_CHANGE)(did_change.did_change)
@@ -283,6 +282,7 @@ def run(args=None) -> int:
             return 2
     else:
         ls.start_io()
+    ls.scheduler.scan_process.close()  # (it would also leave by itself: its pipe from this process ends with it)
     if ls.scheduler.busy():
         # An analysis still runs in the worker thread, which the interpreter would wait for at exit: leave now.
         logging.shutdown()

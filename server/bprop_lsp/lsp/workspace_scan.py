@@ -4,10 +4,16 @@ with work-done progress and a long poll.
 A workspace is untrusted input: walking and reading run in threads, never on the event loop, and only regular
 files within the CLI's size limit are read (a FIFO named ``x.py`` would block a read for ever, a link
 ``x.py -> /dev/zero`` would never end). What is skipped is reported in the log, once per set of skipped files.
+
+A file's analysis runs in the scan's child process (scan_process.py, scan_child.py): its parse, its collections
+and the freeing of its tree never hold a keystroke up (in process they held the GIL for 150-720 ms at a time). A
+file the child ends on (killed, crashed) is logged and not checked again until it changes; a file the engine fails
+on is logged and skipped; the scan goes on.
 """
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import stat
 import uuid
@@ -20,10 +26,12 @@ from pygls import uris
 from ..sources import MAX_BYTES, SourceError, iter_paths, read_source
 from .diagnostics import to_diagnostic
 from .documents import Document
+from .scan_process import ChildDied
 
 if TYPE_CHECKING:
     from .server import BpropServer
 
+log = logging.getLogger(__name__)
 WORKSPACE_POLL_S = 30.0
 SKIPPED_SHOWN = 20
 
@@ -87,9 +95,11 @@ def read_file(path: str, settings_hash: int, previous_id: str | None) -> DiskFil
 
 
 def _analyse(text: str, settings, pause=None):
-    """A workspace file's findings, without fixes (scan thread). ``pause()`` is called every few thousand tokens of
-    the parse, before each rule and after each finding (``engine/preempt.py``): it waits while the analysis worker
-    has work, so a keystroke does not share the interpreter with a large file's analysis (the GIL would halve it)."""
+    """A workspace file's findings, without fixes, in the server's process (when no scan process can be started;
+    ``scan_child.analyse_file`` is the same analysis, unpaused, in the child). ``pause()`` is called every few
+    thousand tokens of the parse, before each rule and after each finding (``engine/preempt.py``): it waits while
+    the analysis worker has work, so a keystroke does not share the interpreter with a large file's analysis (the
+    GIL would halve it)."""
     from ..checker import RULES
     from ..engine import analyze, polled
 
@@ -122,6 +132,8 @@ async def workspace_diagnostic(ls: "BpropServer", params: types.WorkspaceDiagnos
         progress.begin(token, types.WorkDoneProgressBegin(title="bprop-lsp: checking the workspace", cancellable=False,
                                                          percentage=0, message="listing files"))
     items: list = []
+    # path -> result id of each file the scan's process ended on: not sent to a process again until it changes.
+    crashed = ls.__dict__.setdefault("_workspace_crashed", {})
     try:
         paths, skipped = await asyncio.to_thread(list_files, roots)
         for i, path in enumerate(paths):
@@ -144,13 +156,26 @@ async def workspace_diagnostic(ls: "BpropServer", params: types.WorkspaceDiagnos
             elif disk.text is None:
                 items.append(types.WorkspaceUnchangedDocumentDiagnosticReport(
                     uri=uri, version=None, result_id=disk.result_id))
+            elif crashed.get(path) == disk.result_id:
+                skipped.append(f"{path}: not checked: the workspace check's process ended while checking it "
+                               f"(checked again once the file changes)")
             elif "bprop" in disk.text or uri in previous:
-                analysis = await ls.scheduler.run_scan(_analyse, disk.text, settings, ls.scheduler.scan_pause)
-                doc = Document(uri, disk.text, None)
-                diags = [to_diagnostic(ls, uri, None, f, doc.lines(), doc.line_text) for f in analysis.findings]
-                if diags or uri in previous:
-                    items.append(types.WorkspaceFullDocumentDiagnosticReport(
-                        uri=uri, version=None, items=diags, result_id=disk.result_id))
+                findings = None
+                try:
+                    findings = await ls.scheduler.scan_file(disk.text, settings, path, _analyse)
+                except ChildDied as exc:
+                    crashed[path] = disk.result_id
+                    ls.log_error(f"bprop-lsp: {path}: {exc}; the file is not checked until it changes")
+                    skipped.append(f"{path}: not checked: {exc}")
+                except Exception as exc:  # noqa: BLE001 - one file the engine fails on must not end the scan
+                    log.exception("the workspace check of %s failed", path)
+                    skipped.append(f"{path}: not checked: the check failed: {exc.__class__.__name__}: {exc}")
+                if findings is not None:
+                    doc = Document(uri, disk.text, None)
+                    diags = [to_diagnostic(ls, uri, None, f, doc.lines(), doc.line_text) for f in findings]
+                    if diags or uri in previous:
+                        items.append(types.WorkspaceFullDocumentDiagnosticReport(
+                            uri=uri, version=None, items=diags, result_id=disk.result_id))
             if token is not None and (i % 50 == 0 or i == len(paths) - 1):
                 progress.report(token, types.WorkDoneProgressReport(
                     message=f"{i + 1}/{len(paths)} files", percentage=int(100 * (i + 1) / max(len(paths), 1))))
