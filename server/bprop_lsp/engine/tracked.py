@@ -89,6 +89,9 @@ def _is_node(value) -> bool:
 
 # --- fingerprints: what a read gave, comparable across revisions ---------------------------------------------
 
+_MODEL = (ClassInfo, Function, Member)
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
 class Fingerprints:
     """Fingerprints of one revision's values (a node's is memoised by identity for the revision)."""
 
@@ -96,6 +99,7 @@ class Fingerprints:
         self.program = program
         self._nodes: dict[int, tuple] = {}
         self._tops: dict[int, tuple] = {}
+        self._objects: dict[int, tuple] = {}
 
     def __call__(self, value, depth: int = 0) -> Hashable:
         if depth > 40:
@@ -107,6 +111,14 @@ class Fingerprints:
             return ("l", tuple([self(v, depth + 1) for v in value]))
         if issubclass(kind, NodeOrLeaf):
             return self.node(value)
+        if kind in _MODEL or is_dataclass(kind):
+            # (The model's objects are printed once per revision: a class is the owner of many functions.)
+            found = self._objects.get(id(value))
+            if found is not None and found[0] is value:
+                return found[1]
+            print_ = self._model(value, depth + 1)
+            self._objects[id(value)] = (value, print_)
+            return print_
         d = depth + 1
         if isinstance(value, (tuple, list)):
             return ("l", tuple(self(v, d) for v in value))
@@ -118,6 +130,13 @@ class Fingerprints:
             return ("e", type(value).__name__, value.value)
         if _is_node(value):
             return self.node(value)
+        if isinstance(value, _Tracked):
+            return ("root", value._path)
+        if isinstance(value, tuple) and hasattr(value, "_fields"):  # a NamedTuple
+            return ("N", type(value).__name__, tuple(self(v, d) for v in value))
+        raise Untracked(type(value).__name__)
+
+    def _model(self, value, d: int) -> Hashable:
         if isinstance(value, ClassInfo):
             if value.__dict__.get("_members_reads_program"):
                 # (Its members were read against one program's conditions: ``if TYPE_CHECKING:`` in the body.)
@@ -128,15 +147,16 @@ class Fingerprints:
                     self(value.owner, d) if value.owner is not None else None,
                     tuple(self.node(n) for n in value.decorators))
         if isinstance(value, Member):
+            # (Its scope is the bindings made before it in the class body holding its node, whose print holds that
+            # statement's code and place: the names say the rest, without printing every earlier member again.)
             return ("M", value.name, self(value.owner, d), self(value.function, d), self(value.value, d),
-                    self(value.node, d), value.ambiguous, self(value.scope, d), value.graph_only)
-        if isinstance(value, _Tracked):
-            return ("root", value._path)
-        if is_dataclass(value) and not isinstance(value, type):
-            return ("D", type(value).__name__, tuple(self(getattr(value, f.name), d) for f in fields(value)))
-        if isinstance(value, tuple) and hasattr(value, "_fields"):  # a NamedTuple
-            return ("N", type(value).__name__, tuple(self(v, d) for v in value))
-        raise Untracked(type(value).__name__)
+                    self(value.node, d), value.ambiguous, tuple(value.scope) if value.scope else None,
+                    value.graph_only)
+        kind = type(value)
+        names = _FIELDS.get(kind)
+        if names is None:
+            names = _FIELDS[kind] = tuple(f.name for f in fields(kind))
+        return ("D", kind.__name__, tuple([self(getattr(value, n), d) for n in names]))
 
     def node(self, node) -> tuple:
         found = self._nodes.get(id(node))
