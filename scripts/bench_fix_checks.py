@@ -33,21 +33,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "lsp"))
 
+from mul_add import BAD, GOOD, program  # noqa: E402
 from raw_client import RawServer  # noqa: E402
 
-BAD = """class MulAdd{i}(nn.Cell):
-    def construct(self, x, y):
-        return 2 * x + y
-    def bprop(self, x, y, out):
-        return 2 * out, out
-"""
-GOOD = BAD.replace("def bprop(self, x, y, out):", "def bprop(self, x, y, out, dout):").replace(
-    "return 2 * out, out", "return 2 * dout, dout")
 PUSH_CAPS = {"textDocument": {"publishDiagnostics": {"versionSupport": True, "relatedInformation": True}}}
-
-
-def program(template: str, n: int) -> str:
-    return "from mindspore import nn\n" + "".join(template.format(i=i) for i in range(n))
 
 
 def wait_push(server: RawServer, uri: str, version: int, timeout: float = 120) -> list:

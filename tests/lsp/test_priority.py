@@ -6,22 +6,13 @@ from __future__ import annotations
 import threading
 import time
 
+from mul_add import BAD, GOOD, program
 from raw_client import RawServer
 
 from bprop_lsp.lsp import worker as prio
 from bprop_lsp.lsp.worker import PriorityWorker
 
-BAD = """class MulAdd{i}(nn.Cell):
-    def construct(self, x, y):
-        return 2 * x + y
-    def bprop(self, x, y, out):
-        return 2 * out, out
-"""
 PUSH_CAPS = {"textDocument": {"publishDiagnostics": {"versionSupport": True}}}
-
-
-def program(n: int, start: int = 0) -> str:
-    return "from mindspore import nn\n" + "".join(BAD.format(i=i) for i in range(start, start + n))
 
 
 def test_the_most_urgent_waiting_job_runs_next():
@@ -75,12 +66,12 @@ def test_a_keystroke_goes_before_the_first_analyses_of_documents_just_opened():
     try:
         server.initialize(PUSH_CAPS)
         first = "file:///tmp/bprop-prio/doc0.py"
-        server.open(first, program(5))
+        server.open(first, program(BAD, 5))
         server.wait_notification(lambda m: m["method"] == "textDocument/publishDiagnostics"
                                  and m["params"]["uri"] == first)
         uris = [f"file:///tmp/bprop-prio/doc{i}.py" for i in range(1, 41)]
         for i, uri in enumerate(uris):
-            server.open(uri, program(20, start=20 * i))
+            server.open(uri, program(BAD, 20, start=20 * i))
         server.notify("textDocument/didChange", {"textDocument": {"uri": first, "version": 2}, "contentChanges": [
             {"range": {"start": {"line": 1, "character": 0}, "end": {"line": 1, "character": 0}}, "text": "#"}]})
         order = _diagnostics_order(server, {(first, 2), (uris[-1], 1)})
@@ -107,7 +98,7 @@ def test_fix_checks_are_jobs_sized_to_a_chunk(tmp_path):
     try:
         server.initialize(PUSH_CAPS)
         big = "file:///tmp/bprop-prio/big.py"
-        server.open(big, program(400))
+        server.open(big, program(BAD, 400))
         deadline = time.monotonic() + 300
         def log() -> str:
             return log_file.read_text(errors="replace") if log_file.exists() else ""
@@ -116,21 +107,19 @@ def test_fix_checks_are_jobs_sized_to_a_chunk(tmp_path):
             assert time.monotonic() < deadline, log()[-3000:]
             time.sleep(0.2)
         line = next(l for l in log().splitlines() if "checked the fixes of " + big in l)
-        groups = ast.literal_eval(re.search(r"size and ms: (\[.*\])", line).group(1))
+        groups = ast.literal_eval(re.search(r"size and seconds: (\[.*\])", line).group(1))
         assert groups and groups[0][0] == scheduler.VERIFY_FIRST_GROUP, line
         total = sum(size for size, _ in groups)  # every fix that was checked in a group
         done = 0
-        for (size, ms), (next_size, _) in zip(groups, groups[1:]):
+        for (size, seconds), (next_size, _) in zip(groups, groups[1:]):
             done += size
-            per_fix = ms / 1e3 / size
+            per_fix = seconds / size  # (as the scheduler computes it)
             # (the last group is also cut to the fixes left)
             assert next_size == min(scheduler.VERIFY_GROUP, int(scheduler.VERIFY_CHUNK_S / per_fix), total - done), line
     finally:
         server.close()
 
 
-GOOD = BAD.replace("def bprop(self, x, y, out):", "def bprop(self, x, y, out, dout):").replace(
-    "return 2 * out, out", "return 2 * dout, dout")
 
 
 def test_a_keystroke_is_not_held_up_by_the_workspace_scan(tmp_path):
@@ -138,13 +127,13 @@ def test_a_keystroke_is_not_held_up_by_the_workspace_scan(tmp_path):
     meanwhile gets its diagnostics before the scan answers (it waited behind the whole file: 17 s behind a
     9.75 MiB one)."""
     big = tmp_path / "big_model.py"
-    big.write_text("from mindspore import nn\n" + "".join(GOOD.format(i=i) for i in range(3000)))
+    big.write_text(program(GOOD, 3000))
     small = (tmp_path / "small.py").as_uri()
     server = RawServer()
     try:
         server.initialize(PUSH_CAPS, rootUri=tmp_path.as_uri(),
                           workspaceFolders=[{"uri": tmp_path.as_uri(), "name": "ws"}])
-        server.open(small, program(1))
+        server.open(small, program(BAD, 1))
         server.wait_notification(lambda m: m["method"] == "textDocument/publishDiagnostics"
                                  and m["params"]["uri"] == small)
         scan = server.request_async("workspace/diagnostic", {"previousResultIds": []})
@@ -189,9 +178,9 @@ def test_a_keystroke_is_not_queued_behind_a_whole_fix_check(tmp_path):
     try:
         server.initialize(PUSH_CAPS)
         other, big = "file:///tmp/bprop-prio/other.py", "file:///tmp/bprop-prio/checked.py"
-        server.open(other, "from mindspore import nn\n" + GOOD.format(i=0))
+        server.open(other, program(GOOD, 1))
         push(other, 1)
-        server.open(big, program(20))
+        server.open(big, program(BAD, 20))
         assert len(push(big, 1)["params"]["diagnostics"]) == 20
         wait_log(1)  # a re-check runs (and would run for ever)
         server.notify("textDocument/didChange", {"textDocument": {"uri": other, "version": 2}, "contentChanges": [
@@ -199,7 +188,7 @@ def test_a_keystroke_is_not_queued_behind_a_whole_fix_check(tmp_path):
         assert push(other, 2)["params"]["diagnostics"] == []
         assert log()[:2] == ["start", "end"], log()  # the check stopped for the keystroke ...
         wait_log(2)  # ... and was queued again behind it
-        end = program(20).count("\n")  # a comment typed on the last line
+        end = program(BAD, 20).count("\n")  # a comment typed on the last line
         server.notify("textDocument/didChange", {"textDocument": {"uri": big, "version": 2}, "contentChanges": [
             {"range": {"start": {"line": end, "character": 0}, "end": {"line": end, "character": 0}}, "text": "#"}]})
         assert len(push(big, 2)["params"]["diagnostics"]) == 20

@@ -20,24 +20,13 @@ from bprop_lsp.engine import Settings
 from bprop_lsp.lsp import scan_process
 from bprop_lsp.lsp.scan_process import ChildDied, ScanProcess, Unavailable
 from bprop_lsp.lsp.workspace_scan import _analyse
+from mul_add import BAD, GOOD, program
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 
 ROOT = Path(__file__).resolve().parents[2]
-BAD = """class MulAdd{i}(nn.Cell):
-    def construct(self, x, y):
-        return 2 * x + y
-    def bprop(self, x, y, out):
-        return 2 * out, out
-"""
-GOOD = BAD.replace("def bprop(self, x, y, out):", "def bprop(self, x, y, out, dout):").replace(
-    "return 2 * out, out", "return 2 * dout, dout")
 PULL_CAPS = {"textDocument": {"diagnostic": {"dynamicRegistration": False}},
              "workspace": {"diagnostics": {"refreshSupport": False}}}
-
-
-def program(template: str, n: int, start: int = 0) -> str:
-    return "from mindspore import nn\n" + "".join(template.format(i=i) for i in range(start, start + n))
 
 
 def alive(pid: int) -> bool:

@@ -128,7 +128,7 @@ class CellMemo:
         self.ran = self.reused = self.moved = 0
         # (Only when every rule says its findings do not depend on where the code stands.)
         free = all(getattr(rule, "position_free", False) for rule in rules)
-        moved = None
+        moved = layout = None
         self.ran_sites = []
         per_site = []
         for site in ctx.cell_sites:
@@ -146,7 +146,8 @@ class CellMemo:
                 # A site that found nothing, whose statements only moved (lines added or removed above): its
                 # record, moved with them, read again.
                 if moved is None:
-                    moved = _Moves(self._layout, _layout(ctx.program), old)
+                    layout = _layout(ctx.program, revision.prints)
+                    moved = _Moves(self._layout, layout, old)
                 entry = moved.entry(where)
                 if entry is not None and revision.replay.holds(entry[0]):
                     self.moved += 1
@@ -169,7 +170,9 @@ class CellMemo:
             per_site.append(results)
         self.replayed = revision.replay.reads
         self._entries = new
-        self._layout = _layout(ctx.program) if free and new else None
+        if free and new and layout is None:
+            layout = _layout(ctx.program, revision.prints)
+        self._layout = layout if free and new else None
         return _joined(per_site, rules)
 
 
@@ -180,9 +183,8 @@ def _for_site(results: dict, site: CellSite) -> dict:
             for code, found in results.items()}
 
 
-def _layout(program) -> list[tuple[int, bytes]]:
+def _layout(program, prints: Fingerprints) -> list[tuple[int, bytes]]:
     """(line where its code starts, digest) of each top-level statement (the digests kept with the statements)."""
-    prints = Fingerprints(program)
     return [(child.start_pos[0], prints.node(child)[4]) for child in program.module.children
             if child.type != "endmarker"]
 
@@ -236,7 +238,6 @@ class _Moves:
                                 volatile=reads.volatile)
         except _Gone:
             return None
-        moved.seen = {path for path, _ in moved.items}
         return moved, {}
 
     def _line(self, line: int) -> int:

@@ -82,21 +82,33 @@ def is_nn_layer_name(qualname: str, imports: dict[str, str]) -> bool:
 
 
 
+def set_context_mode(node):
+    """The ``mode=`` argument of a ``set_context(...)`` call ``node``; None when it is no such call or sets
+    something else (device, check_bprop)."""
+    c = call_of(node)
+    if not c or not c[0] or not c[0].endswith("set_context"):
+        return None
+    _, kwargs, _ = call_arguments(c[1])
+    return kwargs.get("mode")
+
+
+def mode_value(mode) -> str | None:
+    """"graph" / "pynative" for a ``mode=`` argument MindSpore reads as one (``ms.GRAPH_MODE``, ``0`` …), else None."""
+    code = mode.get_code().strip()
+    if code.endswith("GRAPH_MODE") or code == "0":
+        return "graph"
+    if code.endswith("PYNATIVE_MODE") or code == "1":
+        return "pynative"
+    return None
+
+
 def mode_settings_at(nodes: list) -> list[tuple[object, str]]:
     """(the function it runs in, or None at module level; mode) of each ``set_context(mode=...)`` call among
     ``nodes``."""
     found = []
     for node in nodes:
-        c = call_of(node)
-        if not c or not c[0] or not c[0].endswith("set_context"):
-            continue
-        _, kwargs, _ = call_arguments(c[1])
-        mode = kwargs.get("mode")
-        if mode is None:
-            continue
-        code = mode.get_code().strip()
-        value = "graph" if code.endswith("GRAPH_MODE") or code == "0" else (
-            "pynative" if code.endswith("PYNATIVE_MODE") or code == "1" else None)
+        mode = set_context_mode(node)
+        value = mode_value(mode) if mode is not None else None
         if value is not None:
             found.append((node.search_ancestor("funcdef"), value))
     return found

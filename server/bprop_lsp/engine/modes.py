@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .trees import call_arguments, call_of
+from .mindspore_api import mode_value, set_context_mode
 
 GRAPH = "graph"
 PYNATIVE = "pynative"
@@ -83,15 +83,6 @@ def _is_within(outer, node) -> bool:
     return False
 
 
-def _mode_value(node) -> str | None:
-    code = node.get_code().strip()
-    if code.endswith("GRAPH_MODE") or code == "0":
-        return GRAPH
-    if code.endswith("PYNATIVE_MODE") or code == "1":
-        return PYNATIVE
-    return None
-
-
 class ModeModel:
     """Answers "which modes is this Cell (or this point) run in" for one program; built lazily, per analysis."""
 
@@ -112,14 +103,10 @@ class ModeModel:
         if self._events is None:
             events: dict = {}
             for node in self.p.nodes_matching("set_context", ("power", "atom_expr")):
-                c = call_of(node)
-                if not c or not c[0] or not c[0].endswith("set_context"):
-                    continue
-                _, kwargs, _ = call_arguments(c[1])
-                mode = kwargs.get("mode")
+                mode = set_context_mode(node)
                 if mode is None:
                     continue  # sets something else (device, check_bprop): the mode stays
-                events.setdefault(_function_scope(node), []).append((node, _mode_value(mode)))
+                events.setdefault(_function_scope(node), []).append((node, mode_value(mode)))
             self._events = events
         return self._events
 

@@ -748,7 +748,8 @@ class _Issue:
 _CONTEXTUAL = ("error_node", "error_leaf")
 
 
-def _digest(text: str) -> bytes:
+def digest(text: str) -> bytes:
+    """A 16-byte digest of ``text`` (statement codes, whole texts: what the caches compare)."""
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 
@@ -804,8 +805,8 @@ class _IssueCache:
             # A ``from __future__`` import is valid only before other statements: checked every time (parso's
             # check reads the statements before it), never cached by its own text.
             # (The texts are kept as digests: a key per statement version, not a copy of each version's text.)
-            key = None if "__future__" in text else (c0, c1, l1 - l0, _digest(child.get_first_leaf().prefix),
-                                                      _digest(text), after[:5] + (_digest(after[5]),) if after else None)
+            key = None if "__future__" in text else (c0, c1, l1 - l0, digest(child.get_first_leaf().prefix),
+                                                      digest(text), after[:5] + (digest(after[5]),) if after else None)
             keys.append((child, l0, key))
         issues: list = []
         for child, l0, key in keys:

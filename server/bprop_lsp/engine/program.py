@@ -479,23 +479,6 @@ class Program:
             self.__dict__["_test_definitions"] = found
         return found
 
-    def statements_naming(self, word: str) -> list:
-        """The top-level statements whose code holds the identifier ``word``, in order (their words are kept with
-        each statement; the answer once per program and word)."""
-        memo = self.__dict__.setdefault("_statements_naming", {})
-        found = memo.get(word)
-        if found is None:
-            if self._layout is not None:
-                found = [entry[0] for entry, words in zip(self._entries, self._layout_words) if word in words]
-            else:
-                found = []
-                for child in self.module.children:
-                    facts = self.statement_facts(child)
-                    if facts is not self._loose_facts and word in statement_words(facts, child):
-                        found.append(child)
-            memo[word] = found
-        return found
-
     def nodes_matching(self, word: str, types: tuple[str, ...]) -> list:
         """For each occurrence of the identifier ``word`` in the text, the outermost enclosing node of one of
         ``types`` around it (deduplicated, in text order). Lets rules that look for a rare name (``Custom``,

@@ -39,6 +39,10 @@ class Reads:
     seen: set = field(default_factory=set)
     volatile: bool = False
 
+    def __post_init__(self) -> None:
+        if self.items and not self.seen:
+            self.seen = {path for path, _ in self.items}
+
     def add(self, path: tuple, print_: Hashable) -> None:
         if path not in self.seen:  # (the first read of a path is what the computation saw)
             self.seen.add(path)

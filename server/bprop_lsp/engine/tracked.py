@@ -18,7 +18,6 @@ what they answer is a function of the node's own statement and place.
 """
 from __future__ import annotations
 
-import hashlib
 from dataclasses import fields, is_dataclass
 from enum import Enum
 from types import GeneratorType
@@ -28,11 +27,12 @@ from parso.tree import Leaf, NodeOrLeaf
 
 from . import query
 from .definitions import ClassInfo, Function, Member
+from .parsing import digest as text_digest
 from .trees import statement_code
 
 # Program attributes that answer from a node's own top-level statement (and its place) alone: not reads of the
 # program, handed through untracked.
-_NODE_LOCAL = frozenset({"span", "node_fact", "statement_facts", "index", "text_contains_at"})
+_NODE_LOCAL = frozenset({"span", "node_fact", "statement_facts", "index"})
 _MISSING = ("missing",)
 _PLAIN = (str, int, float, bool, bytes, type(None))
 
@@ -128,12 +128,8 @@ class Fingerprints:
             return ("s", frozenset(self(v, d) for v in value))
         if isinstance(value, Enum):
             return ("e", type(value).__name__, value.value)
-        if _is_node(value):
-            return self.node(value)
         if isinstance(value, _Tracked):
             return ("root", value._path)
-        if isinstance(value, tuple) and hasattr(value, "_fields"):  # a NamedTuple
-            return ("N", type(value).__name__, tuple(self(v, d) for v in value))
         raise Untracked(type(value).__name__)
 
     def _model(self, value, d: int) -> Hashable:
@@ -166,7 +162,7 @@ class Fingerprints:
         while parent is not None and parent.type != "file_input":
             top, parent = parent, parent.parent
         if parent is None:
-            digest = _digest(node.get_code())  # (the module itself, or a node outside the tree)
+            digest = text_digest(node.get_code())  # (the module itself, or a node outside the tree)
         else:
             kept = self._tops.get(id(top))
             if kept is not None and kept[0] is top:
@@ -175,7 +171,7 @@ class Fingerprints:
                 facts = self.program.statement_facts(top)
                 digest = facts.get("digest")
                 if digest is None:
-                    digest = _digest(statement_code(facts, top))
+                    digest = text_digest(statement_code(facts, top))
                     if facts is not getattr(self.program, "_loose_facts", None):
                         facts["digest"] = digest
                 self._tops[id(top)] = (top, digest)
@@ -184,10 +180,6 @@ class Fingerprints:
         print_ = ("n", node.type, node.start_pos, top.start_pos, digest)
         self._nodes[id(node)] = (node, print_)
         return print_
-
-
-def _digest(text: str) -> bytes:
-    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 
 # --- the tracking views -----------------------------------------------------------------------------------------

@@ -307,7 +307,9 @@ class Scheduler:
         try:
             t0 = time.perf_counter()
             chunks = abandoned = 0
-            groups: list = []  # (size, ms) of each group checked together, for the log
+            # (size, seconds) of each group checked together, for the log: the time each next size was computed
+            # from, unrounded (a rounded time can give another size at a boundary)
+            groups: list = []
             fixable = [f for f in findings if f.fix is not None]
             if len(fixable) >= 2:
                 # Fixes applied a group at a time, each group re-parsed and re-checked in one job: those a group
@@ -329,7 +331,7 @@ class Scheduler:
                         abandoned += 1
                         continue
                     progress.cleared |= cleared
-                    groups.append((len(group), round(elapsed * 1e3, 2)))
+                    groups.append((len(group), elapsed))
                     start += len(group)
                     per_fix = elapsed / len(group)
                     size = min(VERIFY_GROUP, int(VERIFY_CHUNK_S / per_fix) if per_fix > 0 else VERIFY_GROUP)
@@ -347,7 +349,7 @@ class Scheduler:
                 checked.extend(chunk)
             abandoned += progress.abandoned
             log.info("checked the fixes of %s v%s in %.1f ms (%d chunks; %d checks given up for other work; "
-                     "groups checked together, size and ms: %s)",
+                     "groups checked together, size and seconds: %s)",
                      doc.uri, result.version, (time.perf_counter() - t0) * 1e3, chunks, abandoned, groups)
         except asyncio.CancelledError:
             raise
