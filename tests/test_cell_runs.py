@@ -371,3 +371,28 @@ def test_an_edit_inside_one_bprop_reruns_only_that_cell(old, new):
         assert session._doc.cell_memo.reused == len(session._doc.cell_memo._entries) - 1
         session.analyse(edited)
         assert _reran(session) == []  # nothing changed: nothing runs
+
+
+def _cases():
+    from pathlib import Path
+
+    root = Path(__file__).parent / "fixtures"
+    return sorted((root / "oracle" / "cases").glob("*.py")) + sorted((root / "probes" / "cases").rglob("*.py"))
+
+
+def test_no_rule_fails_when_its_reads_are_recorded(caplog):
+    """A rule reads the same values through the session's tracking views as through the plain Context: a value the
+    views mistook for an object to read through its methods (a ``set``: ``i in ctx.non_tensor_inputs(site)``)
+    made BP025 raise in every session, its findings recomputed over the whole file and never memoised."""
+    failing = []
+    for path in _cases():
+        text = path.read_text(encoding="utf-8")
+        caplog.clear()
+        with caplog.at_level("DEBUG", logger="bprop_lsp"):
+            session = DocumentSession(str(path))
+            inc = session.analyse(text)
+            session.close()
+        failed = [r.getMessage() for r in caplog.records if "failed on this input" in r.getMessage()]
+        if failed or inc.failures:
+            failing.append((path.name, failed or inc.failures))
+    assert failing == []

@@ -320,7 +320,9 @@ def _is_service(kind: type) -> bool:
     found = _SERVICES.get(kind)
     if found is None:
         found = _SERVICES[kind] = (
-            kind not in (ClassInfo, Function, Member) and not issubclass(kind, (ClassInfo, _PLAIN, tuple, list, dict))
+            kind not in (ClassInfo, Function, Member)
+            and not issubclass(kind, (ClassInfo, _PLAIN, tuple, list, dict, set, frozenset, Enum))
+            and kind.__module__ != "builtins"  # (a set has public methods too, but it is a value to print)
             and any(not n.startswith("_") and callable(v) and not isinstance(v, type) for n, v in vars(kind).items()))
     return found
 
