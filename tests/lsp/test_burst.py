@@ -122,3 +122,21 @@ async def test_a_pull_right_after_a_burst_gets_the_last_version(client):
     assert await pull() == []
     assert middle != []  # "d" is not "dout": still broken there
     assert pushes == []  # a pulling client gets nothing pushed
+
+
+async def test_a_burst_that_does_not_end_still_gets_diagnostics(client):
+    """Edits every few milliseconds for 1.5 s, each closer behind the last than the wait: the burst never pauses,
+    yet an analysis runs at least every ``pacing.MAX_STALL_S`` and its diagnostics are pushed (for the version it
+    analysed: by then an older one), in order, and the last version's after the burst."""
+    s, pushes = await _push_session(client)
+    broken = _keys(pushes[-1].diagnostics)
+    first = s.versions[URI]
+    loop = asyncio.get_running_loop()
+    end = loop.time() + 1.5
+    during = 0
+    while loop.time() < end:
+        await _burst(s, ", dout", delete=False, gap=0.002)
+        await _burst(s, ", dout", delete=True, gap=0.002)
+        during = len([p for p in pushes if p.version > first])
+    assert during >= 2, f"{during} pushes in 1.5 s of edits"
+    await _ends_on_the_last_version(s, pushes, broken)

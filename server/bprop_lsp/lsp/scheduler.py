@@ -342,6 +342,8 @@ class Scheduler:
         diagnostics = state.conversions.convert(self.ls, old.uri, version, findings, old.line_text, None,
                                                 checked=True)
         publish(self.ls, old.uri, version, diagnostics)
+        log.info("pushed the diagnostics of %s v%s while the document is at v%s (a burst with no pause)", old.uri,
+                 version, state.doc.version)
 
     def _start_verify(self, state: DocState, result: Result, text: str, delay: float) -> None:
         if state.verify_task is not None and not state.verify_task.done():
