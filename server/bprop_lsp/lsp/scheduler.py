@@ -35,6 +35,7 @@ import gc
 import itertools
 import logging
 import os
+import sys
 import time
 import weakref
 from dataclasses import replace
@@ -57,6 +58,7 @@ DEFAULT_DEBOUNCE_MS = 80
 VERIFY_IDLE_S = 0.4
 VERIFY_GROUP = 32  # at most this many fixes checked together in one job
 VERIFY_FIRST_GROUP = 4  # the first group's size; the next ones are sized to take about VERIFY_CHUNK_S
+SWITCH_INTERVAL_S = 0.0005  # sys.setswitchinterval in the server's process (see Scheduler.__init__)
 VERIFY_CHUNK_S = 0.05  # the longest a chunk of fix checks keeps the worker when nothing else waits
 
 
@@ -87,6 +89,10 @@ class Scheduler:
         self._change_waiters: list = []
         self._jobs_running = 0
         self.gc_hold = GcHold()
+        # The event loop takes the GIL from a running analysis after at most this long (CPython's default, 5 ms,
+        # made each message of a burst that arrives while an analysis runs wait up to 5 ms, two or three times: the
+        # burst's last edit reached the scheduler tens of ms late, and an analysis superseded meanwhile ran on).
+        sys.setswitchinterval(SWITCH_INTERVAL_S)
 
     # ------------------------------------------------------------------ the worker
     def run(self, fn, *args, priority: int = prio.REQUEST) -> asyncio.Future:
