@@ -17,9 +17,11 @@ Run: ``.venv/bin/python scripts/bench_model.py --corpus DIR [--sizes 2000,10000,
 
 ``--burst N`` sends bursts of N edits instead (``--gaps 0,0.03``: back to back, as a macro sends them, and at key
 repeat's ~30 ms) and times the last edit of each burst to its diagnostics; it also counts diagnostics of an older
-version published after them (stale: must be 0) and, push, how many were published during a burst.
-``--compare DIR`` runs the server of another checkout too (DIR its ``server`` directory, put on ``PYTHONPATH``), in
-turn with this one, e.g. ``git worktree add --detach /tmp/old main`` and ``--compare /tmp/old/server``.
+version published after them (stale: must be 0) and, push, how many were published during a burst. ``--burst 1
+--gaps 0 --pause 0.15``: single edits at a typist's pace.
+``--compare DIR`` runs the server of another checkout too (DIR its ``server`` directory, put on ``PYTHONPATH``), e.g.
+``git worktree add --detach /tmp/old main`` and ``--compare /tmp/old/server``: with ``--burst``, both servers run at
+once and take turns burst by burst (the fairest comparison on a loaded machine); without, one after the other.
 """
 from __future__ import annotations
 
@@ -189,48 +191,55 @@ def _drain(client: Client, uri: str, seconds: float) -> list:
 
 
 def bench_burst(text: str, size: int, rounds: int, pull: bool, kinds, count: int, gap: float,
-                pause: float = 0.25, env=None) -> dict:
-    """Per kind: for each of ``rounds`` bursts of ``count`` edits sent ``gap`` seconds apart (0: back to back, as
-    a macro or a paste of keystrokes; ~0.03: key repeat), the time from the last edit sent to its diagnostics
-    (push: published for the last version; pull: ``textDocument/diagnostic`` sent right after the last edit), how
-    many diagnostics of an older version arrived after them (must be none) and how many were published during the
-    burst (push: one per analysis that was not dropped). Rounds alternate typing and deleting."""
-    client, uri = _open(text, size, pull, env)
+                pause: float = 0.25, builds=(("this", None),)) -> dict:
+    """Per build and kind: for each of ``rounds`` bursts of ``count`` edits sent ``gap`` seconds apart (0: back to
+    back, as a macro or a paste of keystrokes; ~0.03: key repeat; ``count`` 1: single edits, a typist), the time
+    from the last edit sent to its diagnostics (push: published for the last version; pull:
+    ``textDocument/diagnostic`` sent right after the last edit), how many diagnostics of an older version arrived
+    after them (must be none) and how many were published during the burst (push: one per analysis that was not
+    dropped). Rounds alternate typing and deleting. The builds (``(label, environment)``: one server each, all
+    started first) take turns, burst by burst, their order swapped every round, with ``ast.parse`` of the text
+    timed once a round: on a loaded machine each build's bursts and ``ast.parse`` see the same load."""
+    servers = [(label, *_open(text, size, pull, env)) for label, env in builds]
     lines = text.split("\n")
-    version = 1
-    result = {}
+    versions = {label: 1 for label, _, _ in servers}
+    result: dict = {"ast": []}
     for kind in kinds:
         line, col, typed = edit_point(lines, kind)
-        latencies, stale, published_ = [], 0, []
         for r in range(rounds):
             insert = r % 2 == 0
-            first = version + 1
-            for i in range(count):
-                version += 1
-                change = _burst_change(line, col, typed, i, count, insert)
-                sent = client.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": version},
-                                                                 "contentChanges": [change]})
-                if gap and i < count - 1:
-                    while time.perf_counter() < sent + gap:
-                        time.sleep(min(0.002, max(0.0, sent + gap - time.perf_counter())))
-            if pull:
-                got, _ = _diagnostics(client, uri, version, pull)
-                between = []
-            else:
-                between = []
+            t0 = time.perf_counter()
+            ast.parse(text)
+            result["ast"].append(time.perf_counter() - t0)
+            order = servers if r % 2 == 0 else servers[::-1]
+            for label, client, uri in order:
+                row = result.setdefault((label, kind), {"latencies": [], "stale": 0, "published": []})
+                first = versions[label] + 1
+                for i in range(count):
+                    versions[label] += 1
+                    change = _burst_change(line, col, typed, i, count, insert)
+                    sent = client.notify("textDocument/didChange", {
+                        "textDocument": {"uri": uri, "version": versions[label]}, "contentChanges": [change]})
+                    if gap and i < count - 1:
+                        while time.perf_counter() < sent + gap:
+                            time.sleep(min(0.002, max(0.0, sent + gap - time.perf_counter())))
+                version = versions[label]
+                between: list = []
+                if pull:
+                    got, _ = _diagnostics(client, uri, version, pull)
+                else:
+                    def last(m, between=between, uri=uri, version=version):
+                        if m.get("method") == "textDocument/publishDiagnostics" and m["params"]["uri"] == uri:
+                            between.append(m["params"].get("version"))
+                        return published(uri, version)(m)
 
-                def last(m, between=between):
-                    if m.get("method") == "textDocument/publishDiagnostics" and m["params"]["uri"] == uri:
-                        between.append(m["params"].get("version"))
-                    return published(uri, version)(m)
-
-                got, _ = client.wait(last, timeout=TIMEOUT)
-            latencies.append(got - sent)
-            later = _drain(client, uri, pause)
-            stale += sum(1 for v in later if v is not None and v < version)
-            published_.append(sum(1 for v in between if v is not None and first <= v < version))
-        result[kind] = {"latencies": latencies, "stale": stale, "published": published_}
-    client.close()
+                    got, _ = client.wait(last, timeout=TIMEOUT)
+                row["latencies"].append(got - sent)
+                later = _drain(client, uri, pause)
+                row["stale"] += sum(1 for v in later if v is not None and v < version)
+                row["published"].append(sum(1 for v in between if v is not None and first <= v < version))
+    for _, client, _ in servers:
+        client.close()
     return result
 
 
@@ -350,8 +359,9 @@ def _builds(compare: str | None) -> list[tuple[str, dict | None]]:
 
 def print_bursts(args, kinds) -> None:
     gaps = [float(g) for g in args.gaps.split(",")]
-    print(f"bursts of {args.burst} edits, {args.edits} bursts per kind: last edit sent -> its diagnostics "
-          f"(gap 0: back to back; 0.03: key repeat)")
+    what = "single edits" if args.burst == 1 else f"bursts of {args.burst} edits"
+    print(f"{what}, {args.edits} per kind, {args.pause:g} s between: last edit sent -> its diagnostics "
+          f"(gap 0: back to back; 0.03: key repeat); builds take turns, ast.parse timed once a round (median)")
     print(f"{'lines':>6} {'client':>5} {'gap':>5} {'build':>5} {'edit':>16} | {'ast.parse':>9} | {'median':>9} "
           f"{'p90':>9} | {'med/ast':>7} {'p90/ast':>7} | {'stale':>5} {'pub/burst':>9}")
     print("-" * 120)
@@ -359,12 +369,12 @@ def print_bursts(args, kinds) -> None:
         text = corpus_file(args.corpus, size, args.generator)
         for client in args.clients.split(","):
             for gap in gaps:
-                for label, env in _builds(args.compare):
-                    t_ast = best_of(lambda: ast.parse(text), 5)
-                    rows = bench_burst(text, size, args.edits, client == "pull", kinds, args.burst, gap,
-                                       pause=args.pause, env=env)
-                    t_ast = min(t_ast, best_of(lambda: ast.parse(text), 3))
-                    for kind, row in rows.items():
+                rows = bench_burst(text, size, args.edits, client == "pull", kinds, args.burst, gap,
+                                   pause=args.pause, builds=_builds(args.compare))
+                t_ast = statistics.median(rows.pop("ast"))
+                for kind in kinds:
+                    for label, _ in _builds(args.compare):
+                        row = rows[(label, kind)]
                         lat = row["latencies"]
                         med, hi = statistics.median(lat), p90(lat)
                         pub = statistics.mean(row["published"]) if client == "push" else float("nan")
