@@ -328,7 +328,7 @@ class Scheduler:
             # Stale: a newer version is (or will be) analysed. Unless diagnostics have waited too long already (a
             # burst that does not end), they go out for the version analysed, in that text's positions.
             if state.doc is doc and not state.closed and not pace.may_drop() and not self.ls.caps.pull_diagnostics:
-                self._publish_stale(state, version, text, analysis)
+                self._publish_stale(state, version, revision, text, analysis)
                 pace.published()
             return
         needs_check = any(f.fix is not None for f in analysis.findings)
@@ -337,16 +337,16 @@ class Scheduler:
         if needs_check:
             self._start_verify(state, state.result, text, delay=VERIFY_IDLE_S)
 
-    def _publish_stale(self, state: DocState, version, text: str, analysis) -> None:
+    def _publish_stale(self, state: DocState, version, revision: int, text: str, analysis) -> None:
         """Push the findings of ``text`` (version ``version``, no longer the document's) without keeping them as
         the document's result: positions converted in that text's lines, fixes left out (unchecked, and of
-        another text)."""
+        another text; the data names that text's revision, so a code action knows them outdated)."""
         from .documents import Document
 
         old = Document(state.doc.uri, text, version)
         findings = [replace(f, fix=None) if f.fix is not None else f for f in analysis.findings]
-        diagnostics = state.conversions.convert(self.ls, old.uri, version, findings, old.line_text, None,
-                                                checked=True)
+        diagnostics = state.conversions.convert(self.ls, old.uri, version, findings, old.line_text, revision,
+                                                checked=False)
         publish(self.ls, old.uri, version, diagnostics)
         log.info("pushed the diagnostics of %s v%s while the document is at v%s (a burst with no pause)", old.uri,
                  version, state.doc.version)
