@@ -114,3 +114,46 @@ def test_check_fix_of_a_large_file_collects_once(tmp_path, capsys):
     seen = _collections_during(lambda: main(["check", "--fix", "--quiet", "--isolated", str(path)]))
     assert "dout" in path.read_text()
     assert seen.count(2) <= 2 and len(seen) <= 10, seen  # (a few young ones reading and printing)
+
+
+TORCH_STYLE = (
+    "from mindspore import nn\n"
+    "class Scale(nn.Cell):\n"
+    "    def construct(self, x):\n"
+    "        return x * 2\n"
+    "    def bprop(self, x, 梯度):\n"
+    "        return (梯度 * 2,)\n"
+)
+
+
+def test_alternative_fixes_of_one_parameter_list_are_never_both_applied():
+    """BP001 appends `dout`, BP028 (unsafe) inserts `out` before `梯度` (read as the gradient): two repairs of one parameter list whose
+    edits do not overlap. Both applied gave `(self, x, out, grad, dout)`, which MindSpore rejects (probe q13's
+    fixed program failed in both modes); one of them is applied, and the next pass chains the gradient."""
+    from bprop_lsp.checker import analyze
+
+    safe, _ = fix_all(TORCH_STYLE)
+    assert "def bprop(self, x, 梯度, dout):" in safe
+    fixed, count = fix_all(TORCH_STYLE, include_unsafe=True)
+    assert "def bprop(self, x, out, 梯度):" in fixed and count == 2
+    assert not {f.code for f in analyze(fixed).findings} & {"BP001", "BP002", "BP028"}
+
+
+def test_fix_all_never_leaves_a_bprop_with_too_many_parameters():
+    """Over every labelled program with fixes: what fix-all (unsafe fixes included) writes has no BP002 the program
+    did not have (two repairs of one def applied together add a parameter too many)."""
+    from pathlib import Path
+
+    from bprop_lsp.checker import analyze
+
+    root = Path(__file__).parent / "fixtures"
+    bad = []
+    for path in sorted((root / "oracle" / "cases").glob("*.py")) + sorted((root / "probes" / "cases").glob("*.py")):
+        text = path.read_bytes().decode("utf-8")
+        before = analyze(text).findings
+        if not any(f.fix for f in before):
+            continue
+        fixed, _ = fix_all(text, include_unsafe=True)
+        if sum(f.code == "BP002" for f in analyze(fixed).findings) > sum(f.code == "BP002" for f in before):
+            bad.append(path.name)
+    assert bad == []

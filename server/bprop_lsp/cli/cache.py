@@ -490,7 +490,8 @@ def encode_finding(f: "Finding") -> dict[str, Any]:
     fix = None
     if f.fix is not None:
         fix = {"title": f.fix.title, "applicability": f.fix.applicability.value,
-               "edits": [[_span(e.span), e.new_text] for e in f.fix.edits]}
+               "edits": [[_span(e.span), e.new_text] for e in f.fix.edits],
+               "repairs": _span(f.fix.repairs) if f.fix.repairs is not None else None}
     return {"code": f.code, "name": f.name, "message": f.message, "severity": f.severity.value,
             "span": _span(f.span), "url": f.url, "fix": fix,
             "related": [[_span(r.span), r.message] for r in f.related], "noqa_line": f.noqa_line}
@@ -514,7 +515,7 @@ def decode_finding(d: Any) -> "Finding":
     if d["fix"] is not None:
         fd = d["fix"]
         fix = Fix(text(fd["title"]), tuple(Edit(span(s), text(t)) for s, t in fd["edits"]),
-                  Applicability(fd["applicability"]))
+                  Applicability(fd["applicability"]), span(fd["repairs"]) if fd.get("repairs") is not None else None)
     noqa = d["noqa_line"]
     if noqa is not None and type(noqa) is not int:
         raise TypeError("bad noqa line")

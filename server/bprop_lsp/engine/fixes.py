@@ -34,8 +34,8 @@ def _non_overlapping(findings: list[Finding], include_unsafe: bool) -> tuple[lis
     for f in findings:
         if f.fix is None or not (f.fix.is_safe or include_unsafe):
             continue
-        spans = _union(sorted(((e.span.start.line, e.span.start.column), (e.span.end.line, e.span.end.column))
-                              for e in f.fix.edits))
+        covered = [f.fix.repairs] if f.fix.repairs is not None else [e.span for e in f.fix.edits]
+        spans = _union(sorted(((s.start.line, s.start.column), (s.end.line, s.end.column)) for s in covered))
         if any(_touches_chosen(starts, ends, a_start, a_end) for a_start, a_end in spans):
             continue  # overlaps a fix already chosen: the next pass picks it up
         for a_start, a_end in spans:

@@ -56,6 +56,10 @@ class Fix:
     title: str
     edits: tuple[Edit, ...]
     applicability: Applicability = Applicability.SAFE
+    # The code the fix rewrites as a whole (a def's parameter list), when its edits do not cover it: two fixes that
+    # repair one such span are alternatives (BP001's `dout` appended, BP028's `out` inserted), and fix-all applies
+    # only the first of them, even where their edits do not overlap.
+    repairs: Span | None = None
 
     @property
     def is_safe(self) -> bool:

@@ -140,6 +140,21 @@ def _one_per_line(fn: Function, anchor: ParamInfo, index: LineIndex) -> bool:
     return not others and opening.start_pos[0] != line
 
 
+def parameters_span(fn: Function) -> Span | None:
+    """The span of the def's parameter list, parentheses included (a lambda's: from its first parameter to its
+    ``:``): what a fix that adds or renames parameters repairs (``Fix.repairs``)."""
+    node = fn.node
+    if node.type == "funcdef":
+        params = node.children[2]
+        return Span(_pos(params.start_pos), _pos(params.end_pos))
+    if node.type == "lambdef":
+        colon = next((c for c in node.children if c == ":"), None)
+        if colon is None:
+            return None
+        return Span(_pos(node.children[0].end_pos), _pos(colon.start_pos))
+    return None
+
+
 def insert_after(fn: Function, anchor: ParamInfo | None, names: list[str], index: LineIndex) -> list[Edit]:
     """Edits inserting parameters ``names`` after ``anchor`` (None: first in the list)."""
     if not names:

@@ -12,7 +12,7 @@ from ..engine.context import CellSite, Context, Signature
 from ..engine.definitions import Function
 from ..engine.mindspore_api import JIT_NAMES, is_mindspore
 from ..engine.model import Edit, Fix, Position, Related, Span
-from ..engine.param_edits import fresh, insert_after, is_dout_like, is_out_like, used_names
+from ..engine.param_edits import fresh, insert_after, is_dout_like, is_out_like, parameters_span, used_names
 from ..engine.trees import iter_scope_nodes
 
 
@@ -257,7 +257,7 @@ def _missing_params_fix(ctx: Context, v: SignatureView) -> tuple[Fix | None, lis
     if not edits:
         return None, missing_labels
     title = "Add missing parameter" + ("s " if len(missing_labels) > 1 else " ") + ", ".join(f"`{n}`" for n in missing_labels)
-    return Fix(title, tuple(edits)), missing_labels
+    return Fix(title, tuple(edits), repairs=parameters_span(fn)), missing_labels
 
 
 def _owner_has_construct(ctx: Context, site: CellSite) -> bool:

@@ -13,7 +13,7 @@ import re
 
 from ..engine.definitions import Function
 from ..engine.model import Applicability, Edit, Fix, Related
-from ..engine.param_edits import fresh, is_dout_like, is_out_like, used_names
+from ..engine.param_edits import fresh, is_dout_like, is_out_like, parameters_span, used_names
 from ..engine.parsing import POSITIONAL
 from ..engine.trees import iter_scope_nodes, statement_words
 from .base import example, NEVER, Draft, Invalid, Rule, Valid
@@ -211,7 +211,7 @@ def _before_bp001(ctx: Context, site) -> Draft | None:
         edits = insert_after(fn, v.params[-2], [fresh("out", taken)], ctx.program.index)
         if edits:
             fix = Fix(f"Make `{last.name}` the incoming gradient: insert `out` before it", tuple(edits),
-                      Applicability.UNSAFE)
+                      Applicability.UNSAFE, repairs=parameters_span(fn))
     message = (f"bprop of {site.owner_label} reads `{last.name}` like an incoming gradient (PyTorch's grad_output), "
                f"but it stands where MindSpore passes the forward output once `dout` is appended (BP001's fix): if "
                f"`{last.name}` is meant as the gradient, insert `out` before it instead")
@@ -296,7 +296,7 @@ def _chain_fix(ctx: Context, fn: Function, positional) -> Fix | None:
     p = ctx.program
     edits = (Edit(p.span(before.node.name), out_name), Edit(p.span(last.node.name), before.name))
     return Fix(f"Make `{before.name}` the incoming gradient: rename the parameters to ({out_name}, {before.name})",
-               edits, Applicability.UNSAFE)
+               edits, Applicability.UNSAFE, repairs=parameters_span(fn))
 
 
 # Calls of a gradient transform inside the bprop: ``grad_all(self.f)(x, y)``, ``self.grad(x)``, ``ms.grad(f)``.
