@@ -34,6 +34,7 @@ _EXPORTS = {
     "DocumentSession": "session",
     "Abandoned": "preempt", "polled": "preempt",
     "Settings": "settings",
+    "Workspace": "workspace", "project_root": "workspace",
     "LineIndex": "text", "apply_edits": "text",
 }
 
