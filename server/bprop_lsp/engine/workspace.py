@@ -40,16 +40,15 @@ def _text_digest(text: str) -> str:
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
 
 
-def project_root(start: str | os.PathLike) -> Path:
-    """The folder holding ``pyproject.toml`` or ``.git`` at or above ``start`` (a file or folder), else its
-    folder."""
+def project_root(start: str | os.PathLike) -> Path | None:
+    """The folder holding ``pyproject.toml`` or ``.git`` at or above ``start`` (a file or folder), else None."""
     here = Path(os.path.abspath(start))
     if here.is_file() or not here.exists():
         here = here.parent
     for folder in (here, *here.parents):
         if (folder / "pyproject.toml").is_file() or (folder / ".git").exists():
             return folder
-    return here
+    return None
 
 
 def configured_src(root: Path) -> tuple[str, ...] | None:
