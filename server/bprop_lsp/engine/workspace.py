@@ -30,6 +30,7 @@ from . import query
 from .definitions import ClassInfo
 from .parsing import parse_text
 from .program import Program
+from .roots import import_roots
 from .scope import CURRENT
 
 MAX_MODULE_BYTES = 4 * 1024 * 1024  # a larger module is unknown (no base read from it)
@@ -38,50 +39,6 @@ _ABSENT = None
 
 def _text_digest(text: str) -> str:
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
-
-
-def project_root(start: str | os.PathLike) -> Path | None:
-    """The folder holding ``pyproject.toml`` or ``.git`` at or above ``start`` (a file or folder), else None."""
-    here = Path(os.path.abspath(start))
-    if here.is_file() or not here.exists():
-        here = here.parent
-    for folder in (here, *here.parents):
-        if (folder / "pyproject.toml").is_file() or (folder / ".git").exists():
-            return folder
-    return None
-
-
-def configured_src(root: Path) -> tuple[str, ...] | None:
-    """``[tool.bprop-lsp] src`` of ``root/pyproject.toml`` (a list of folders, relative to it), or None."""
-    try:
-        import tomllib
-    except ImportError:  # Python < 3.11
-        try:
-            import tomli as tomllib  # type: ignore
-        except ImportError:
-            return None
-    try:
-        with open(root / "pyproject.toml", "rb") as f:
-            data = tomllib.load(f)
-    except (OSError, ValueError):
-        return None
-    src = data.get("tool", {}).get("bprop-lsp", {}).get("src")
-    if isinstance(src, list) and all(isinstance(s, str) for s in src):
-        return tuple(src)
-    return None
-
-
-def import_roots(root: Path, src: tuple[str, ...] | None = None) -> list[Path]:
-    """The folders modules are named from, for the project at ``root``: ``src`` (relative to ``root``) when set,
-    like ruff's; else the root and, when there is one, its ``src/`` folder (a ``src`` layout)."""
-    if src is None:
-        src = configured_src(root)
-    if src is not None:
-        return [Path(os.path.normpath(root / s)) for s in src]
-    roots = [root]
-    if (root / "src").is_dir():
-        roots.append(root / "src")
-    return roots
 
 
 class _Module:
@@ -122,6 +79,12 @@ class Workspace:
         with self._lock:
             self._overlay[path] = text
             self._modules.pop(path, None)
+
+    def take_overlays(self, other: "Workspace") -> None:
+        """The open texts of ``other`` (a workspace this one replaces, with more roots)."""
+        with self._lock:
+            self._overlay.update(other._overlay)
+            self._edges.update({k: set(v) for k, v in other._edges.items()})
 
     def drop_overlay(self, path: str) -> None:
         path = os.path.abspath(path)

@@ -251,7 +251,7 @@ class Scheduler:
             from .did_close import collection_pending
 
             freeze = not collection_pending()
-        analysis = await self.run(self._analyse_text, state, text, settings, freeze,
+        analysis = await self.run(self._analyse_text, state, text, settings, freeze, self.ls.projects.scope(state),
                                   priority=prio.KEYSTROKE if state.analysed_once else prio.OPEN)
         log.info("analysed %s v%s in %.1f ms", doc.uri, version, (time.perf_counter() - t0) * 1e3)
         state.analysed_once = True
@@ -396,7 +396,7 @@ class Scheduler:
             progress.next += 1
         return out
 
-    def _analyse_text(self, state: DocState, text: str, settings, freeze: bool | None = None):
+    def _analyse_text(self, state: DocState, text: str, settings, freeze: bool | None = None, scope=None):
         """``freeze`` (a document's first analysis, None otherwise): the collector is off while its tree is built
         (each full collection would walk the growing tree: pauses of hundreds of ms in a 10k-line file), and with
         ``freeze`` the tree is frozen out of the collector's way before the rules run (their temporaries stay
@@ -412,7 +412,7 @@ class Scheduler:
                 gc.enable()
         # Neither syntax errors nor fix checks on the keystroke path: syntax errors are not published, and the
         # fixes are checked after the diagnostics are out (``_verify``), which counts the errors itself.
-        return session.analyse(text, settings)
+        return session.analyse(text, settings, **(scope or {}))  # (scope: its module of the project, projects.py)
 
     def warm_up(self) -> None:
         """Import the engine and the rules and load parso's grammar off the event loop, before the first document
