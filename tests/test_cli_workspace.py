@@ -43,7 +43,7 @@ def analysed(monkeypatch):
 
 def _json(capsys, *args) -> list:
     capsys.readouterr()
-    main(["check", "-j", "1", "--output-format", "json", *args])
+    main(["check", *([] if "-j" in args else ["-j", "1"]), "--output-format", "json", *args])
     return json.loads(capsys.readouterr().out)
 
 
@@ -100,3 +100,16 @@ def test_cache_rechecks_a_subclass_when_its_base_changes(project, capsys, analys
     Path(absent[0]).write_text("")
     _json(capsys, ".")
     assert analysed  # re-checked
+
+
+def test_the_workers_of_a_pool_read_the_workspace_too(tmp_path, monkeypatch, capsys):
+    root = tmp_path / "pool"
+    shutil.copytree(FIXTURES / "package_base", root)
+    padding = "# " + "x" * 1000 + "\n"
+    for k in range(4):  # (enough files and bytes for the pool: jobs.POOL_MIN_FILES, POOL_MIN_BYTES)
+        (root / "pkg" / f"more_{k}.py").write_text(
+            padding + f"from .base import ScaleBase\n\n\nclass More{k}(ScaleBase):\n"
+                      "    def bprop(self, x, y, out, dout):\n        return dout * y, dout * x\n")
+    monkeypatch.chdir(root)
+    found = _json(capsys, "--no-cache", "-j", "2", ".")
+    assert [(f["filename"], f["code"]) for f in found] == [("pkg/ste.py", "BP001")]
