@@ -155,3 +155,18 @@ def test_modules_are_parsed_once_per_content(tmp_path):
     ws.invalidate(base)
     assert ws.program(base) is first  # same bytes: the same program
     os.utime(base)
+
+
+def test_a_base_star_exported_by_an_init(tmp_path):
+    shutil.copytree(FIXTURES / "package_base" / "pkg", tmp_path / "pkg")
+    (tmp_path / "pkg" / "__init__.py").write_text("from .base import *\n")
+    (tmp_path / "pkg" / "ste.py").write_text(
+        "from pkg import ScaleBase\n\n\nclass Scaled(ScaleBase):\n    def bprop(self, x, out, dout):\n"
+        "        return (dout,)\n")
+    assert [f.code for f in _check(tmp_path, "pkg/ste.py")] == ["BP001"]
+    # an __all__ that leaves it out: ``import *`` does not bind it (unknown: no finding)
+    (tmp_path / "pkg" / "base.py").write_text((tmp_path / "pkg" / "base.py").read_text() + '\n__all__ = ["Other"]\n')
+    assert _check(tmp_path, "pkg/ste.py") == []
+    (tmp_path / "pkg" / "base.py").write_text((tmp_path / "pkg" / "base.py").read_text().replace('"Other"',
+                                                                                               '"ScaleBase"'))
+    assert [f.code for f in _check(tmp_path, "pkg/ste.py")] == ["BP001"]

@@ -218,21 +218,40 @@ class Workspace:
             bound = _bound_by(node, name)
             if bound is None:
                 continue
-            level, dotted = bound
-            if level:
-                here = self.module_name(program.path)
-                if here is None:
-                    continue
-                parts = here[0].split(".")
-                if not here[1]:
-                    parts = parts[:-1]  # a module's package
-                up = level - 1
-                if up > len(parts):
-                    continue
-                parts = parts[:len(parts) - up] if up else parts
-                dotted = ".".join([*parts, dotted] if dotted else parts)
-            found = dotted
+            dotted = self._absolute(program, *bound)
+            if dotted is not None:
+                found = dotted
         return found or None
+
+    def _absolute(self, program, level: int, dotted: str) -> str | None:
+        """The absolute name of ``dotted`` imported at relative ``level`` (0: absolute) from ``program``'s module."""
+        if not level:
+            return dotted
+        here = self.module_name(program.path)
+        if here is None:
+            return None
+        parts = here[0].split(".")
+        if not here[1]:
+            parts = parts[:-1]  # a module's package
+        up = level - 1
+        if up > len(parts):
+            return None
+        parts = parts[:len(parts) - up] if up else parts
+        return ".".join([*parts, dotted] if dotted else parts) or None
+
+    def _star_sources(self, program, name: str) -> list[str]:
+        """The absolute names of the modules ``program`` star-imports at module level (``from .layers import *``),
+        last first, that can export ``name`` (not a private name)."""
+        if name.startswith("_"):
+            return []
+        found = []
+        for node in program.import_nodes:
+            if node.type != "import_from" or _bound_by(node, "*") != "star":
+                continue
+            dotted = self._absolute(program, node.level, ".".join(n.value for n in node.get_from_names()))
+            if dotted is not None:
+                found.append(dotted)
+        return found[::-1]
 
     def _find_class(self, qual: str, importer: str, depth: int):
         if depth > 16:
@@ -266,6 +285,13 @@ class Workspace:
             qual = self._binding(program, head)
             if qual is not None:
                 return self._find_class(".".join([qual, *names[1:]]), program.path, depth + 1)
+            if head not in program.assignments:
+                for source in self._star_sources(program, head):  # ``from .layers import *`` in an __init__.py
+                    path = self.module_file(source, program.path)
+                    exporter = self.program(path) if path is not None else None
+                    if exporter is None or not _exports(exporter, head):
+                        continue
+                    return self._find_class(".".join([source, *names]), program.path, depth + 1)
             if len(names) == 1:
                 found = program.resolve_class(head)  # a module-level alias (``Base = layers.Base``)
                 return found if isinstance(found, ClassInfo) else None
@@ -333,9 +359,24 @@ def _module_level(node) -> bool:
     return parent is not None and parent.type == "file_input"
 
 
-def _bound_by(node, name: str) -> tuple[int, str] | None:
+def _exports(program, name: str) -> bool:
+    """Whether ``from module import *`` takes ``name`` from ``program``'s module: it binds it at module level and,
+    when the module sets ``__all__``, names it there (an ``__all__`` not spelled as a literal: not known)."""
+    declared = program.assignments.get("__all__")
+    if declared:
+        value = declared[-1]
+        if value.type not in ("atom", "testlist_star_expr") or f'"{name}"' not in value.get_code() \
+                and f"'{name}'" not in value.get_code():
+            return False
+    cls = program.class_named(name)
+    return cls is not None and _module_level(cls.node) or name in program.assignments or \
+        any(_bound_by(node, name) is not None for node in program.import_nodes)
+
+
+def _bound_by(node, name: str):
     """(relative level, dotted name) that the import statement ``node`` binds ``name`` to, or None. ``import a.b``
-    binds ``a`` to ``a``; ``from .m import X as Y`` binds ``Y`` to (1, ``m.X``)."""
+    binds ``a`` to ``a``; ``from .m import X as Y`` binds ``Y`` to (1, ``m.X``). ``name == "*"``: "star" for a
+    module-level ``from m import *``."""
     top = node
     while top.parent is not None and top.parent.type != "file_input":
         top = top.parent
@@ -351,6 +392,8 @@ def _bound_by(node, name: str) -> tuple[int, str] | None:
                 return 0, ".".join(p.value for p in path)
             return None
         level = node.level
+        if name == "*":
+            return "star" if node.is_star_import() else None
         for bound, path in zip(node.get_defined_names(), node.get_paths()):
             if bound.value == name:
                 return level, ".".join(p.value for p in path)
