@@ -170,3 +170,14 @@ def test_a_base_star_exported_by_an_init(tmp_path):
     (tmp_path / "pkg" / "base.py").write_text((tmp_path / "pkg" / "base.py").read_text().replace('"Other"',
                                                                                                '"ScaleBase"'))
     assert [f.code for f in _check(tmp_path, "pkg/ste.py")] == ["BP001"]
+
+
+def test_programs_of_old_texts_are_not_kept_for_ever(tmp_path):
+    shutil.copytree(FIXTURES / "package_base", tmp_path / "p")
+    ws = Workspace([tmp_path / "p"])
+    base = str(tmp_path / "p" / "pkg" / "base.py")
+    text = (tmp_path / "p" / "pkg" / "base.py").read_text()
+    for k in range(200):  # typing in the open base
+        ws.set_overlay(base, text + f"# {k}\n")
+        assert ws.program(base) is not None
+    assert len(ws._programs) <= 40

@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
+from collections import OrderedDict
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator
@@ -34,6 +35,7 @@ from .roots import import_roots
 from .scope import CURRENT
 
 MAX_MODULE_BYTES = 4 * 1024 * 1024  # a larger module is unknown (no base read from it)
+_KEPT = 32  # programs of texts no module has now, kept for a text that comes back (an undo)
 _ABSENT = None
 
 
@@ -66,7 +68,9 @@ class Workspace:
         self._digest_bytes = digest_bytes
         self._overlay: dict[str, str] = {}
         self._modules: dict[str, _Module | None] = {}  # path -> module as last read (None: unreadable/absent)
-        self._programs: dict[str, object] = {}  # text digest -> Program (parsed once per content)
+        # text digest -> Program (parsed once per content), the least recently used dropped past ``_KEPT`` more than
+        # the modules read (a module edited keystroke by keystroke in an editor leaves one per text otherwise)
+        self._programs: OrderedDict[str, object] = OrderedDict()
         self._files: dict[str, str | None] = {}  # module name -> path (None: no root holds it)
         self._edges: dict[str, set[str]] = {}  # importer path -> paths it consulted (found or absent)
         self._lock = threading.RLock()
@@ -141,8 +145,13 @@ class Workspace:
             key = _text_digest(module.text)
             program = self._programs.get(key)
             if program is None or getattr(program, "path", None) != module.path:
+                # (parsed outside the lock: an editor's thread setting an open text never waits for a parse)
                 program = Program(parse_text(module.text), module.text, workspace=self, path=module.path)
+            with self._lock:
                 self._programs[key] = program
+                self._programs.move_to_end(key)
+                while len(self._programs) > len(self._modules) + _KEPT:
+                    self._programs.popitem(last=False)
             module.program = program
         return module.program
 
