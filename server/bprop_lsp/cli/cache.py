@@ -53,7 +53,7 @@ if TYPE_CHECKING:
 
 DIR_NAME = ".bprop_lsp_cache"
 ENV_VAR = "BPROP_LSP_CACHE_DIR"
-SCHEMA = 1
+SCHEMA = 2  # (2: related locations may name another file; entries list their workspace dependencies)
 MAX_ENTRY_BYTES = 32 * 1024 * 1024
 INDEX_NAME = "files.index"  # JSON; not *.json, the entries' names
 MAX_INDEX_BYTES = 64 * 1024 * 1024
@@ -165,7 +165,7 @@ class ResultCache:
         """The name of ``job``'s entry (``label``: the file's name as reported; ``absolute``: its path's)."""
         verify = job.options.shows_fixes or job.options.fix or job.options.diff
         parts = (str(SCHEMA), self.fingerprint, absolute or os.path.abspath(job.path), label, repr(job.settings),
-                 str(bool(verify)))
+                 str(bool(verify)), repr(job.roots))
         return blake2b("\0".join(parts).encode("utf-8", "surrogatepass"), digest_size=20).hexdigest()
 
     # -- the stat index ---------------------------------------------------------------------------------------
@@ -370,6 +370,10 @@ class ResultCache:
             if not (isinstance(dep, list) and len(dep) == 2 and all(isinstance(x, str) for x in dep)):
                 return False
             path, digest = dep
+            if digest == "-":  # looked for and absent: still absent
+                if os.path.lexists(path):
+                    return False
+                continue
             try:
                 st = os.stat(path)
             except OSError:
@@ -406,7 +410,7 @@ class ResultCache:
             return
         import json
 
-        data = {"schema": SCHEMA, "content": content_hash(source.raw), "depends": [],
+        data = {"schema": SCHEMA, "content": content_hash(source.raw), "depends": [list(d) for d in result.depends],
                 "messages": list(result.messages), "findings": [encode_finding(f) for f in result.findings]}
         payload = json.dumps(data, ensure_ascii=True, separators=(",", ":")).encode()
         try:
@@ -494,7 +498,8 @@ def encode_finding(f: "Finding") -> dict[str, Any]:
                "repairs": _span(f.fix.repairs) if f.fix.repairs is not None else None}
     return {"code": f.code, "name": f.name, "message": f.message, "severity": f.severity.value,
             "span": _span(f.span), "url": f.url, "fix": fix,
-            "related": [[_span(r.span), r.message] for r in f.related], "noqa_line": f.noqa_line}
+            "related": [[_span(r.span), r.message] + ([r.path] if r.path else []) for r in f.related],
+            "noqa_line": f.noqa_line}
 
 
 def decode_finding(d: Any) -> "Finding":
@@ -520,7 +525,15 @@ def decode_finding(d: Any) -> "Finding":
     if noqa is not None and type(noqa) is not int:
         raise TypeError("bad noqa line")
     return Finding(text(d["code"]), text(d["name"]), text(d["message"]), Severity(d["severity"]), span(d["span"]),
-                   text(d["url"]), fix, tuple(Related(span(s), text(m)) for s, m in d["related"]), noqa)
+                   text(d["url"]), fix, tuple(_related(r, span, text) for r in d["related"]), noqa)
+
+
+def _related(r, span, text):
+    from ..engine.model import Related
+
+    if not (isinstance(r, list) and len(r) in (2, 3)):
+        raise ValueError("bad related")
+    return Related(span(r[0]), text(r[1]), text(r[2]) if len(r) == 3 else None)
 
 
 def _decode_result(data: dict, label: str, text: str) -> "FileResult | None":
@@ -531,6 +544,7 @@ def _decode_result(data: dict, label: str, text: str) -> "FileResult | None":
             return None
     except (KeyError, TypeError, ValueError, AttributeError):
         return None
-    result = FileResult(label, findings=findings, messages=messages, checked=True)
+    result = FileResult(label, findings=findings, messages=messages, checked=True,
+                        depends=[tuple(d) for d in data.get("depends", [])])
     result.text = text if findings else ""
     return result

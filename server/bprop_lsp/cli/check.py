@@ -269,6 +269,40 @@ def _run_once(args, workers: int, summary_prefix: str = "") -> int:
             out_file.close()
 
 
+def workspace_roots(paths: list[str]) -> tuple[str, ...]:
+    """The folders the run's workspace names modules from (the same model for every file of the run): the project
+    folder of each path given (the nearest folder with a ``pyproject.toml`` or ``.git``, whose
+    ``[tool.bprop-lsp] src`` or ``src/`` layout ``engine.Workspace`` reads) and each folder given itself (a
+    file's own folder)."""
+    from ..engine import project_root
+
+    roots: list[str] = []
+    for path in paths:
+        if path == "-":
+            continue
+        project = project_root(path)
+        given = os.path.abspath(path) if os.path.isdir(path) else os.path.dirname(os.path.abspath(path))
+        for root in (str(project) if project is not None else None, given):
+            if root is not None and root not in roots:
+                roots.append(root)
+    return tuple(roots)
+
+
+def _roots_of(path: str, roots: tuple[str, ...], projects: dict[str, str]) -> tuple[str, ...] | None:
+    """A file's workspace roots: its own project folder (the nearest ``pyproject.toml`` or ``.git`` above it),
+    then the run's (``workspace_roots``)."""
+    if path == "-":
+        return None
+    from ..engine import project_root
+
+    folder = os.path.dirname(os.path.abspath(path))
+    own = projects.get(folder)
+    if own is None:
+        found = project_root(folder)
+        own = projects[folder] = str(found) if found is not None else ""
+    return roots if not own or own in roots else (own, *roots)
+
+
 def _check(args, paths, resolver, fmt, workers, out_file, started) -> int:
     stdout = out_file if out_file is not None else sys.stdout
     color = (fmt == "full" and out_file is None and not args.no_color and sys.stdout.isatty()
@@ -285,6 +319,8 @@ def _check(args, paths, resolver, fmt, workers, out_file, started) -> int:
     options = Options(fix=bool(args.fix), diff=bool(args.diff), unsafe_fixes=bool(args.unsafe_fixes),
                       shows_fixes=fmt != "github" or args.statistics, add_noqa=bool(args.add_noqa))
     jobs: list[Job] = []
+    roots = workspace_roots(paths)
+    projects: dict[str, str] = {}  # folder -> its project folder
     walked = WalkStats()
     cache = _open_cache(args, paths)  # (before the walk: folders it knows are not listed again)
     for path in sorted(_walk(paths, resolver, skipped, walked, cache), key=_path_order):
@@ -300,7 +336,7 @@ def _check(args, paths, resolver, fmt, workers, out_file, started) -> int:
             had_error = True
         if broken:
             continue  # its configuration is broken: checking it with other settings would mislead
-        jobs.append(Job(path, settings.for_file(named), options, display))
+        jobs.append(Job(path, settings.for_file(named), options, display, _roots_of(path, roots, projects)))
     if args.show_files:
         for job in jobs:
             stdout.write((os.path.abspath(job.path) if job.path != "-" else (job.display or "-")) + "\n")

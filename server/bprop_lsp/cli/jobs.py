@@ -70,6 +70,9 @@ class Job:
     settings: Settings
     options: Options
     display: str | None = None  # the name to report, when not the path (stdin)
+    # The project folders the workspace names modules from (``engine.Workspace``): a base class imported from
+    # another module of the project is read there. None: each file alone.
+    roots: tuple[str, ...] | None = None
 
 
 @dataclass
@@ -86,6 +89,9 @@ class FileResult:
     stdout: str | None = None  # ``--fix -``: the fixed source
     fixed_codes: dict[str, int] = field(default_factory=dict)  # --fix: fixes applied per rule (--show-fixes)
     noqa_added: int = 0  # --add-noqa: directives added
+    # The other files its findings depend on (the workspace's): (absolute path, content hash, or "-" when it was
+    # looked for and is absent), for the cache.
+    depends: list[tuple[str, str]] = field(default_factory=list)
 
 
 def check_file(job: Job) -> FileResult:
@@ -108,8 +114,11 @@ def check_source(job: Job, source: SourceFile) -> FileResult:
     """Check (and fix) a file already read."""
     result = FileResult(source.path)
     try:
-        with _one_collection(source.text):
+        with _one_collection(source.text), _in_workspace(job) as workspace:
             _check_source(source, job, result)
+            if workspace is not None:
+                deps = workspace.depends_on(os.path.abspath(job.path))
+                result.depends = sorted((p, d if d is not None else "-") for p, d in deps.items())
     except Exception as exc:  # noqa: BLE001 - one file's analysis bug must not end the run
         result.findings, result.text, result.error = [], "", True
         result.messages.append(f"bprop-lsp: error: {source.path}: internal error in bprop-lsp (please report it at "
@@ -119,6 +128,25 @@ def check_source(job: Job, source: SourceFile) -> FileResult:
 
             result.messages.append(traceback.format_exc().rstrip("\n"))
     return result
+
+
+_WORKSPACES: dict = {}  # roots -> the run's Workspace (one per process: each module parsed once there)
+
+
+@contextlib.contextmanager
+def _in_workspace(job: Job):
+    """The analyses of ``job``'s file in the block resolve bases through the project's workspace (None: alone)."""
+    if job.roots is None or job.path == "-":
+        yield None
+        return
+    workspace = _WORKSPACES.get(job.roots)
+    if workspace is None:
+        from ..engine import Workspace
+        from .cache import content_hash
+
+        workspace = _WORKSPACES[job.roots] = Workspace(job.roots, digest_bytes=content_hash)
+    with workspace.scope(os.path.abspath(job.path)):
+        yield workspace
 
 
 LARGE_TEXT = 256 * 1024  # characters: a file this large is checked with the collector off, then collected once
@@ -268,6 +296,7 @@ def run_jobs(jobs: list[Job], workers: int, on_result: Callable[[int, FileResult
     process: workers never write it). What the run learnt of the files' stats is written at the end.
     """
     results: list[FileResult | None] = [None] * len(jobs)
+    _WORKSPACES.clear()  # (a run reads the project afresh: ``--watch`` runs again in this process)
     delivered = 0
     to_store: dict[int, SourceFile] = {}
 

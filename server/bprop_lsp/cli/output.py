@@ -80,9 +80,20 @@ def to_json_obj(r: Reported) -> dict:
         "fix": fix,
         "url": f.url,
         "noqa_row": (f.noqa_line + 1) if f.noqa_line is not None else None,
-        "related": [{"message": rel.message, "location": _loc(rel.span.start), "end_location": _loc(rel.span.end)}
+        "related": [{"message": rel.message, "location": _loc(rel.span.start), "end_location": _loc(rel.span.end),
+                     **({"filename": related_name(rel.path)} if rel.path else {})}
                     for rel in f.related],
     }
+
+
+def related_name(path: str) -> str:
+    """How a related location in another file (the workspace's: ``Related.path``, absolute) is named: relative
+    to the working folder when it is inside it, as ruff names files."""
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:  # pragma: no cover - another drive
+        return path
+    return path if rel.startswith("..") else rel
 
 
 def render_statistics(reported: list[Reported], fmt: str, *, unsafe_fixes: bool = False) -> str:
@@ -178,7 +189,9 @@ def _full(r: Reported, color: bool, show_fixes: bool = False) -> str:
     out.append(f"{cyan}{line_no + 1} |{reset} {shown}")
     out.append(f"{cyan}{' ' * gutter} |{reset} {' ' * pad}{tone}{'^' * width}{reset}")
     for rel in f.related:
-        out.append(f"{cyan}{' ' * gutter} ={reset} note: {terminal_safe(rel.message)} (line {rel.span.start.line + 1})")
+        where = f"{terminal_safe(related_name(rel.path))}:{rel.span.start.line + 1}" if rel.path \
+            else f"line {rel.span.start.line + 1}"
+        out.append(f"{cyan}{' ' * gutter} ={reset} note: {terminal_safe(rel.message)} ({where})")
     if f.fix is not None:
         safety = "" if f.fix.is_safe else " (unsafe: applied only with --unsafe-fixes)"
         out.append(f"{cyan}{' ' * gutter} ={reset} help: {terminal_safe(f.fix.title)}{safety}")
@@ -250,6 +263,18 @@ def _sarif(reported: list[Reported]) -> dict:
                 }
             }],
         }
+        if f.related:
+            result["relatedLocations"] = [{
+                "id": k,
+                "message": {"text": rel.message},
+                "physicalLocation": {
+                    "artifactLocation": {"uri": artifact_uri(related_name(rel.path) if rel.path else r.filename)},
+                    "region": {
+                        "startLine": rel.span.start.line + 1, "startColumn": rel.span.start.column + 1,
+                        "endLine": rel.span.end.line + 1, "endColumn": rel.span.end.column + 1,
+                    },
+                },
+            } for k, rel in enumerate(f.related)]
         if f.fix is not None:
             result["fixes"] = [{
                 "description": {"text": f.fix.title},

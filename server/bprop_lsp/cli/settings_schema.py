@@ -47,7 +47,7 @@ def _property(option: Option) -> dict[str, Any]:
                                 "examples": list(MODES)}
     elif kind == "selectors":
         prop = _selectors(option)
-    elif kind == "globs":
+    elif kind in ("globs", "paths"):
         prop = {"description": option.description, "type": "array", "items": {"type": "string"}}
     elif kind == "per-file-ignores":
         prop = {"description": option.description, "type": "object",
@@ -130,7 +130,7 @@ def settings_markdown() -> str:
         default = "unset (every rule)" if o.key == "select" else f"`{_toml(o.default)}`"
         if o.editor_default is not None and o.editor_default != o.default:
             default += f" (VS Code: `{_toml(o.editor_default)}`)"
-        out.append(f"| [{o.key}](#{o.key}) | {'yes' if o.engine else 'yes (server only)'} | "
+        out.append(f"| [{o.key}](#{o.key}) | {'yes' if o.engine or o.kind == 'paths' else 'yes (server only)'} | "
                    f"{'`' + o.flag + '`' if o.flag else ''} | {'`bprop-lsp.' + o.editor + '`' if o.editor else ''} | "
                    f"{default} |")
     out.append("")

@@ -23,7 +23,7 @@ _REVIEWED_NOQA = re.compile(r"noqa\s*:[^\n]*\b[Bb][Pp]", re.IGNORECASE)
 
 def analyze(text: str, settings: Settings = Settings(), *, rules: Sequence[Rule], verify_fixes: bool = True,
             with_syntax_errors: bool = True, with_skeletons: bool = False, compiles: bool = False,
-            pause=None) -> Analysis:
+            pause=None, workspace=None, path: str | None = None) -> Analysis:
     """Analyse ``text`` with ``rules`` once (the CLI; an editor keeps a ``DocumentSession`` per document instead).
 
     ``with_syntax_errors=False`` skips parso's error finder (a third of a keystroke's cost in a large file);
@@ -32,8 +32,14 @@ def analyze(text: str, settings: Settings = Settings(), *, rules: Sequence[Rule]
     skeletons asked: only the statements that can affect a finding are parsed, when that can be told for certain
     (``engine/partial.py``); the findings are the same as a full parse's. ``pause()`` is called every few
     thousand tokens of the parse (background work giving way: ``preempt.py``; wrap the rules in
-    ``preempt.polled`` for the rules' part).
+    ``preempt.polled`` for the rules' part). ``workspace`` (a ``Workspace``) and ``path``: ``text`` is that module
+    of the project (a base imported from another module is read there: ``workspace.py``).
     """
+    if workspace is not None:
+        with workspace.scope(path):
+            return analyze(text, settings, rules=rules, verify_fixes=verify_fixes,
+                           with_syntax_errors=with_syntax_errors, with_skeletons=with_skeletons, compiles=compiles,
+                           pause=pause)
     if pause is not None:
         doc = ParsedDocument()
         doc.pause = pause

@@ -241,6 +241,8 @@ class Context:
             modes = _GRAPH_ONLY
         if bprop.ambiguous:
             return False, True  # which definition runs depends on a condition we cannot decide
+        if p.workspace is not None and _foreign(bprop, cls):
+            return False, True  # a bprop of another module's class: checked there (not from this file)
         if cls.mentions("custom_vjp"):  # (then the text does, its code being in it)
             return False, True  # MindSpore's custom_vjp cells: `bprop(self, *args)` is special-cased by that flag
         from_defs = _bound_to_def(bprop)
@@ -250,6 +252,9 @@ class Context:
             return False, from_defs  # bound to something we cannot resolve: unknown, never guessed
         construct_member = p.lookup(cls, "construct")
         construct = None
+        if construct_member is not None and p.workspace is not None and _foreign(construct_member, cls) \
+                and not _bound_to_def(construct_member):
+            construct_member = None  # (another module's binding other than a def: read in its own program only)
         if construct_member is not None and not construct_member.ambiguous:
             from_defs = from_defs and _bound_to_def(construct_member)
             c = self.resolve_member(construct_member)
@@ -691,6 +696,11 @@ def _is_python_literal(node) -> bool:
 _WORD_CHARACTERS = re.compile(r"\w+")
 _BOTH_MODES = frozenset({"graph", "pynative"})
 _GRAPH_ONLY = frozenset({"graph"})
+
+
+def _foreign(member: Member, cls: ClassInfo) -> bool:
+    """Whether ``member`` is bound in a class of another module than ``cls`` (``workspace.py``)."""
+    return member.owner is not None and member.owner.program is not cls.program
 
 
 def _bound_to_def(member: Member) -> bool:

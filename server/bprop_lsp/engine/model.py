@@ -68,10 +68,12 @@ class Fix:
 
 @dataclass(frozen=True)
 class Related:
-    """A second place that explains a finding (e.g. the ``construct`` a bprop must match)."""
+    """A second place that explains a finding (e.g. the ``construct`` a bprop must match); ``path``: the file it
+    is in when that is another module of the workspace (None: the finding's own file)."""
 
     span: Span
     message: str
+    path: str | None = None
 
 
 @dataclass(frozen=True)

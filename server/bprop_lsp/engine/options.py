@@ -36,7 +36,8 @@ MODE_DESCRIPTIONS = {
 #   per-file-ignores a table {glob: [selectors]} (the CLI: GLOB:CODES, repeatable)
 #   bool             true/false
 #   inlay-hints      true/false or {"enable": true/false} (the server's own; no CLI counterpart)
-KINDS = ("mode", "selectors", "globs", "per-file-ignores", "bool", "inlay-hints")
+#   paths            a list of folders, relative to the pyproject.toml that sets them (the workspace's ``src``)
+KINDS = ("mode", "selectors", "globs", "per-file-ignores", "bool", "inlay-hints", "paths")
 
 
 @dataclass(frozen=True)
@@ -107,6 +108,13 @@ OPTIONS: tuple[Option, ...] = (
            "Apply `exclude`/`extend-exclude` to files named on the command line as well (what a pre-commit hook "
            "needs: pre-commit names every staged file).",
            flag="--force-exclude", flag_help="apply the excludes to files named on the command line too"),
+    Option("src", "paths", None,
+           "The folders the project's modules are named from, relative to this `pyproject.toml` (as ruff's `src`): "
+           "a base class imported from another module of the project (`from .base import ScaleBase`, "
+           "`from mylib.layers import Base`) is read there. Unset: the project folder and, when it has one, its "
+           "`src/` folder. Read from the project's own `pyproject.toml` (the folder with `pyproject.toml` or "
+           "`.git` above a file); modules outside these folders (third-party) stay unknown: no finding.",
+           engine=False, examples=(["src", "lib"],)),
     Option("inlay-hints", "inlay-hints", False,
            "Editors: show inlay hints on a `bprop`'s parameters (what MindSpore passes to each: the forward input, "
            "`out`, `dout`). `true`/`false` or `{\"enable\": true}`; the language server's own setting (the CLI "

@@ -48,6 +48,24 @@ class Analysis:
     failures: list[str] = field(default_factory=list)
 
 
+def _local(draft, program):
+    """``draft`` as this file can show it when its Cell's ``construct`` is another module's (``workspace.py``):
+    dropped when it stands outside the Cell's class statement (a span in the other file), its fix dropped when an
+    edit does (a quick fix never edits another file). Any other draft as it is."""
+    site = draft.subject
+    construct = getattr(site, "construct", None)
+    owner = getattr(construct, "owner", None)
+    cls = getattr(site, "cls", None)
+    if owner is None or cls is None or owner.program is cls.program:
+        return draft
+    home = program.span(cls.node)
+    if not home.contains(draft.span):
+        return None
+    if draft.fix is not None and not all(home.contains(e.span) for e in draft.fix.edits):
+        return replace(draft, fix=None)
+    return draft
+
+
 def count_syntax_errors(text: str, doc: ParsedDocument | None = None) -> int:
     """How many syntax errors parso finds in ``text`` (the baseline a fix must not make worse); with ``doc``,
     ``text`` is that document's current text and its parse state is used."""
@@ -80,6 +98,10 @@ def analyze_module(module, text: str, settings: Settings, with_syntax_errors: bo
         if drafts is None:
             drafts = drafts_of(rule, ctx)
         for draft in drafts:
+            if program.workspace is not None:
+                draft = _local(draft, program)
+                if draft is None:
+                    continue
             fails_in = draft.fails_in
             modes = getattr(draft.subject, "modes", None)
             if modes and fails_in:

@@ -23,6 +23,7 @@ from .attached import attached_bindings, may_bind_late
 from .definitions import ClassInfo, Function, Member, SyntheticClass, import_bindings, name_assignments, scan_statements
 from .mindspore_api import is_cell_name, is_nn_layer_name, is_primitive_name, mode_settings_at
 from .model import Position, Span
+from .scope import CURRENT as _WORKSPACE
 from .parsing import POSITIONAL  # statement facts under keys with this prefix hold positions
 from .text import LineIndex
 from .trees import (NodeView, call_arguments, call_of, decorators_of, dict_items, display_items, dotted,
@@ -68,6 +69,9 @@ class ProgramTables:
         self.synthetic = program._synthetic  # classes built with ``type(...)``, after the joined ones
         # What the late bindings of the classes were (a carried lookup read them: ``_carried_class_caches``).
         self.late_sources = program.has_late_sources
+        # The other modules its classes were resolved through, with their digests (``workspace.py``).
+        workspace = program.workspace
+        self.foreign = workspace.depends_on(program.path) if workspace is not None and program.path else None
 
 
 def _delta(previous: ProgramTables, program: "Program") -> StatementDelta | None:
@@ -215,13 +219,20 @@ def _spliced(joined: list, start: int, old: list, new: list) -> list | None:
 class Program:
     def __init__(self, module: tree.Module, text: str, statements: dict | None = None, *,
                  update_statements: bool = True, lines: list[str] | None = None,
-                 previous: ProgramTables | None = None):
+                 previous: ProgramTables | None = None, workspace=None, path: str | None = None):
         """``statements``: the document's per-statement scan cache (``ParsedDocument.statements``), read and, with
         ``update_statements``, brought up to date; a fix's forked tree only reads it. ``previous``: the tables of the
         document's last program (``tables()``), which this one patches when one statement was replaced in place
         (``delta``)."""
         self.module = module
         self.text = text
+        if workspace is None:
+            scope = _WORKSPACE.get()
+            if scope is not None:
+                workspace, path = scope
+        # The project's other modules (``workspace.py``) and this module's path, or None: one file alone.
+        self.workspace = workspace
+        self.path = path
         self._statement_cache = statements
         self._lines = lines  # ``text`` split by the parser (line breaks kept), when at hand
         self._update_statements = update_statements
@@ -862,7 +873,8 @@ class Program:
         if whole is not None:
             return whole
         texts = cls.base_texts
-        if len(texts) == 1 and texts[0] is not None and ("." in texts[0] or texts[0] in self.imports):
+        if len(texts) == 1 and texts[0] is not None and ("." in texts[0] or texts[0] in self.imports) and (
+                self.workspace is None or self._workspace_class(texts[0]) is None):
             # ``class Net(nn.Cell)``: one base outside the file (resolve_class reads it through the imports alone)
             whole = self._acyclic_mro[id(cls)] = [cls, self.resolve_dotted(texts[0])]
             return whole
@@ -874,7 +886,13 @@ class Program:
                 parents.append(["?"])
                 continue
             target = self.resolve_class(text)
-            if isinstance(target, ClassInfo):
+            home = target.program if isinstance(target, ClassInfo) and self.workspace is not None else self
+            if home is not self and home is not None:
+                # a class of another module of the project: linearised by its own program
+                with self.workspace.entered(target) as fresh:
+                    parents.append(list(home.mro(target)) if fresh else ["?"])
+                own_cut[0] = True  # (not memoised across programs: the other module may change)
+            elif isinstance(target, ClassInfo):
                 parents.append(self._mro(target, seen, own_cut) if target is not cls else ["?"])
             else:
                 parents.append([target])
@@ -907,6 +925,10 @@ class Program:
     def resolve_class(self, text: str, depth: int = 0) -> "ClassInfo | str":
         """A base-class expression: a class of this file, else a qualified name, following module-level aliases
         (``Base = nn.Cell``); "?" when it is bound to something else."""
+        if self.workspace is not None and (depth or text not in self.classes_by_name):
+            found = self._workspace_class(text)
+            if found is not None:
+                return found
         if "." in text or text in self.imports:
             return self.resolve_dotted(text)
         local = self.class_named(text)
@@ -919,6 +941,14 @@ class Program:
                 return self.resolve_class(alias, depth + 1)
             return "?"
         return text
+
+    def _workspace_class(self, text: str) -> ClassInfo | None:
+        """The class another module of the project defines that ``text`` names through this module's imports
+        (``workspace.Workspace.resolve_base``), memoised for the program; None: not one."""
+        memo = self.__dict__.setdefault("_workspace_classes", {})
+        if text not in memo:
+            memo[text] = self.workspace.resolve_base(self, text)
+        return memo[text]
 
     def _is_cell(self, cls: ClassInfo) -> bool:
         return any(isinstance(k, str) and (is_cell_name(k) or self.is_nn_layer(k)) for k in self.mro(cls))
@@ -990,7 +1020,8 @@ class Program:
                 if k == "object" or is_cell_name(k) or is_primitive_name(k):
                     continue
                 return None
-            late = self.attached.member(k, name) if self.attached.touches(k) else None
+            home = self if self.workspace is None else (k.program or self)
+            late = home.attached.member(k, name) if home.attached.touches(k) else None
             if late is False:
                 return None  # bound after the class statement in a way not read: unknown
             if late is not None:
@@ -1028,7 +1059,8 @@ class Program:
         for k in self.mro(cls):
             if isinstance(k, str):
                 return k if self.is_nn_layer(k) else None
-            if name in k.members or self.attached.member(k, name) is not None:
+            home = self if self.workspace is None else (k.program or self)
+            if name in k.members or home.attached.member(k, name) is not None:
                 return None
         return None
 
@@ -1106,6 +1138,10 @@ class Program:
         before = delta.previous.__dict__
         if "_mro_cache" not in before:
             return None
+        foreign = delta.previous.foreign
+        if foreign and (self.workspace is None or any(self.workspace.digest(path) != digest
+                                                      for path, digest in foreign.items())):
+            return None  # another module a class was resolved through has changed
         for classes in (self.classes, before.get("classes")):
             if not classes or isinstance(classes[-1], SyntheticClass):
                 return None  # (classes built with ``type(...)``, after the others, are new objects on every analysis)

@@ -51,12 +51,17 @@ class DocumentSession:
             self._doc.parse(text)
 
     def analyse(self, text: str, settings: Settings = Settings(), *, with_syntax_errors: bool = False,
-                with_skeletons: bool = False) -> Analysis:
+                with_skeletons: bool = False, workspace=None, path: str | None = None) -> Analysis:
         """Findings for ``text``; ``Analysis.fixes_verified`` is False until ``verify`` has run.
 
         Syntax errors are left out unless asked for (parso's error finder is a third of a keystroke's cost in a
         large file; the fix checks count them when they need to); so are the skeletons of every Cell without a
-        bprop (an editor asks ``plan_skeletons`` for the ones around the cursor instead)."""
+        bprop (an editor asks ``plan_skeletons`` for the ones around the cursor instead). ``workspace`` (a
+        ``Workspace``) and ``path``: the document is that module of the project (bases read across modules)."""
+        if workspace is not None:
+            with workspace.scope(path):
+                return self.analyse(text, settings, with_syntax_errors=with_syntax_errors,
+                                    with_skeletons=with_skeletons)
         analysis = analyze_document(self._doc, text, settings, rules=self.rules, verify_fixes=False,
                                     with_syntax_errors=with_syntax_errors, with_skeletons=with_skeletons)
         analysis.text = text

@@ -208,6 +208,11 @@ def merge(base: Settings, raw: Mapping[str, Any] | None, source: str, *, rules: 
     changes: dict[str, Any] = {}
     for key, value in raw.items():
         opt = option(key)
+        if opt is not None and opt.kind == "paths":
+            # (the workspace's own: read by ``engine.roots``; checked here so that a mistake is said once)
+            if value is not None and not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
+                warnings.append(f"setting '{key}' must be a list of folders, got {value!r}; ignored")
+            continue
         if opt is not None and not opt.engine:
             # (the server's own: read there; checked here so that the CLI and the schema agree on it)
             if value is not None and not (isinstance(value, bool) or (

@@ -169,11 +169,12 @@ class Fingerprints:
                 digest = kept[1]
             else:
                 facts = self.program.statement_facts(top)
-                digest = facts.get("digest")
-                if digest is None:
-                    digest = text_digest(statement_code(facts, top))
-                    if facts is not getattr(self.program, "_loose_facts", None):
-                        facts["digest"] = digest
+                if facts is getattr(self.program, "_loose_facts", None):
+                    digest = text_digest(top.get_code())  # (another module's statement: ``workspace.py``)
+                else:
+                    digest = facts.get("digest")
+                    if digest is None:
+                        digest = facts["digest"] = text_digest(statement_code(facts, top))
                 self._tops[id(top)] = (top, digest)
         # (Where the statement starts is in the print: a node's code and every position in it hold while the
         # statement's code and place do; its type and start tell it within the statement.)
@@ -359,6 +360,9 @@ class Revision:
             value = self.ctx
         elif root == "site":
             return self.site(path[1])
+        elif root == "workspace":  # another module of the project, by its digest (``workspace.py``)
+            workspace = self.program.workspace
+            return workspace.digest(path[1]) if workspace is not None else None
         else:
             raise query.Untracked(root)
         for step in path[1:]:

@@ -37,6 +37,22 @@ def to_diagnostic(ls: "BpropServer", uri: str, version, finding: "Finding", line
     return _assemble(finding, parts, version, revision, checked)
 
 
+def _elsewhere(related, enc: str) -> types.Location:
+    """A related location in another file of the workspace (``Related.path``): its URI, the range in the client's
+    encoding from that file's lines as on disk (its open text may differ: the range is where the module's text,
+    as analysed, had it)."""
+    from pygls import uris
+
+    try:
+        with open(related.path, encoding="utf-8") as f:
+            split = f.read().splitlines()
+    except (OSError, UnicodeDecodeError):
+        split = []
+    lines = Lines(lambda i: split[i] if 0 <= i < len(split) else "")
+    return types.Location(uri=uris.from_fs_path(related.path) or related.path,
+                          range=lines.range_to_client(related.span, enc))
+
+
 def _client_parts(uri: str, finding: "Finding", lines: Lines, line_text, enc: str, related_information: bool):
     """Everything of a diagnostic but its ``data`` version fields: (range, related, fix data, noqa data)."""
     fix = noqa = None
@@ -51,7 +67,8 @@ def _client_parts(uri: str, finding: "Finding", lines: Lines, line_text, enc: st
     if related_information and finding.related:
         related = [
             types.DiagnosticRelatedInformation(
-                location=types.Location(uri=uri, range=lines.range_to_client(r.span, enc)), message=r.message)
+                location=types.Location(uri=uri, range=lines.range_to_client(r.span, enc)) if r.path is None
+                else _elsewhere(r, enc), message=r.message)
             for r in finding.related
         ]
     return lines.range_to_client(finding.span, enc), related, fix, noqa

@@ -12,4 +12,5 @@ def did_change(ls, params: types.DidChangeTextDocumentParams) -> None:
     for change in params.content_changes:
         doc.apply_change(change, ls.caps.position_encoding)
     ls.store.touch(state, params.text_document.version)
+    ls.projects.changed(state)
     ls.scheduler.schedule(state)

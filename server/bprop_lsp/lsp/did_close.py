@@ -15,6 +15,7 @@ def close_document(ls, uri: str) -> None:
     if state is None:
         return
     ls.scheduler.bump()
+    ls.projects.closed(uri)
     if state.session is not None:
         # On the analysis thread, after whatever analysis of the document is running there.
         try:

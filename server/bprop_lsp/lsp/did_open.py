@@ -15,4 +15,5 @@ def did_open(ls, params: types.DidOpenTextDocumentParams) -> None:
     if not is_python(item.language_id, item.uri):
         return
     state = ls.store.open(Document(item.uri, item.text, item.version, item.language_id))
+    ls.projects.opened(state)
     ls.scheduler.schedule(state)

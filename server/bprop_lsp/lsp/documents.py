@@ -169,6 +169,11 @@ class DocumentStore:
         doc.version = version
         doc.revision = next(self._revisions)
 
+    def inputs_changed(self, state: DocState) -> None:
+        """What the document's findings depend on changed, not its text (another module it reads: projects.py):
+        a new revision, so its result is no longer fresh."""
+        state.doc.revision = next(self._revisions)
+
     def get(self, uri: str) -> DocState | None:
         return self.states.get(uri)
 

@@ -313,6 +313,7 @@ class Scheduler:
             return (state.closed or state.doc is not doc or doc.revision != revision) and pace.may_drop()
 
         done = await self.run(self._analyse_text, state, text, settings, freeze, superseded,
+                              self.ls.projects.scope(state),
                               priority=prio.KEYSTROKE if state.analysed_once else prio.OPEN)
         if done is None:
             log.info("dropped the analysis of %s v%s (superseded after %.1f ms)", doc.uri, version,
@@ -485,10 +486,12 @@ class Scheduler:
             progress.next += 1
         return out
 
-    def _analyse_text(self, state: DocState, text: str, settings, freeze: bool | None = None, superseded=None):
+    def _analyse_text(self, state: DocState, text: str, settings, freeze: bool | None = None, superseded=None,
+                      scope=None):
         """(the analysis of ``text``, the seconds it took here), or None when ``superseded()`` says a newer version
         made it stale before it started or once its parse is done (the rules, most of the time, are not run; the
         tree is up to date for the next version's parse, which then re-parses only what changed since).
+        ``scope``: the document's module of the project (projects.py).
 
         ``freeze`` (a document's first analysis, None otherwise): the collector is off while its tree is built
         (each full collection would walk the growing tree: pauses of hundreds of ms in a 10k-line file), and with
@@ -512,7 +515,7 @@ class Scheduler:
             return None
         # Neither syntax errors nor fix checks on the keystroke path: syntax errors are not published, and the
         # fixes are checked after the diagnostics are out (``_verify``), which counts the errors itself.
-        return session.analyse(text, settings), time.perf_counter() - t0
+        return session.analyse(text, settings, **(scope or {})), time.perf_counter() - t0
 
     def warm_up(self) -> None:
         """Import the engine and the rules and load parso's grammar off the event loop, before the first document

@@ -23,6 +23,7 @@ from . import inlay_hint
 from . import transport, workspace_scan, workspace_settings
 from .capabilities import ClientCaps
 from .documents import DocumentStore
+from .projects import Projects
 from .scheduler import Scheduler
 from .settings import SettingsStore
 
@@ -172,6 +173,7 @@ class BpropServer(LanguageServer):
         self.store = DocumentStore()
         self.settings = SettingsStore(self.log_warning, show=self.show_warning)
         self.scheduler = Scheduler(self)
+        self.projects = Projects(self)
         self.exit_code = 0
         self.stop_reading = None  # set by the transport: ends the message loop
 

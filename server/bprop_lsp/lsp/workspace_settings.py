@@ -45,7 +45,9 @@ async def on_initialized(ls) -> None:
         registrations.append(types.Registration(
             id=str(uuid.uuid4()), method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
             register_options=types.DidChangeWatchedFilesRegistrationOptions(
-                watchers=[types.FileSystemWatcher(glob_pattern="**/pyproject.toml")])))
+                watchers=[types.FileSystemWatcher(glob_pattern="**/pyproject.toml"),
+                          # (modules another document's findings may depend on: projects.py)
+                          types.FileSystemWatcher(glob_pattern="**/*.py")])))
     if ls.caps.did_change_configuration_dynamic:
         registrations.append(types.Registration(
             id=str(uuid.uuid4()), method=types.WORKSPACE_DID_CHANGE_CONFIGURATION,
@@ -80,6 +82,7 @@ async def did_change_configuration(ls, params: types.DidChangeConfigurationParam
 
 
 def did_change_watched_files(ls, params: types.DidChangeWatchedFilesParams) -> None:
+    ls.projects.watched([c.uri for c in params.changes])
     if any(c.uri.endswith("pyproject.toml") for c in params.changes):
         ls.settings.invalidate(files=True)
         settings_changed(ls)

@@ -67,7 +67,16 @@ def construct_related(ctx: Context, site: CellSite) -> tuple[Related, ...]:
         return ()
     inputs = site.inputs
     what = f"construct of {site.cls.name} takes {len(inputs)} input(s)" if inputs is not None else f"construct of {site.cls.name}"
-    return (Related(ctx.program.span(site.construct.name_node), what),)
+    return (Related(ctx.program.span(site.construct.name_node), what, path=foreign_path(site, site.construct)),)
+
+
+def foreign_path(site: CellSite, fn: Function) -> str | None:
+    """The file of ``fn`` when its class is in another module of the workspace than the site's, else None."""
+    owner = fn.owner
+    home = owner.program if owner is not None else None
+    if home is None or home.workspace is None or home is site.cls.program:
+        return None
+    return home.path
 
 
 def decorator_wraps_args(ctx: Context, name: str) -> tuple[bool | None, Function | None]:

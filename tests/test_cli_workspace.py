@@ -1,0 +1,115 @@
+"""``bprop-lsp check`` with the workspace model: a Cell whose base is in another module of the project is checked
+against it (tests/fixtures/workspace, labelled by MindSpore), the finding names the other file in every format,
+and the result cache re-checks a subclass when its base changes (and only then)."""
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from bprop_lsp.cli import cache as cache_mod
+from bprop_lsp.cli import jobs
+from bprop_lsp.cli.main import main
+
+FIXTURES = Path(__file__).parent / "fixtures" / "workspace"
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch):
+    root = tmp_path / "proj"
+    shutil.copytree(FIXTURES / "edited_base", root)
+    shutil.rmtree(root / "edits")
+    shutil.copytree(FIXTURES / "package_base" / "pkg", root / "other")
+    (root / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+    monkeypatch.chdir(root)
+    monkeypatch.setenv(cache_mod.ENV_VAR, str(tmp_path / "cache"))
+    return root
+
+
+@pytest.fixture
+def analysed(monkeypatch):
+    seen: list[str] = []
+    real = jobs.analyze
+
+    def counting(text, settings, **kw):
+        seen.append(text)
+        return real(text, settings, **kw)
+
+    monkeypatch.setattr(jobs, "analyze", counting)
+    return seen
+
+
+def _json(capsys, *args) -> list:
+    capsys.readouterr()
+    main(["check", *([] if "-j" in args else ["-j", "1"]), "--output-format", "json", *args])
+    return json.loads(capsys.readouterr().out)
+
+
+@pytest.mark.parametrize("name,broken", [("package_base", ["pkg/ste.py"]), ("src_layout", ["src/mylib/cells.py"]),
+                                         ("reexport_init", ["pkg/cells.py"]), ("module_cycle", ["pkg/b.py"]),
+                                         ("edited_base", []), ("valid_package", []), ("override_construct", [])])
+def test_fixtures(name, broken, tmp_path, monkeypatch, capsys):
+    root = tmp_path / name
+    shutil.copytree(FIXTURES / name, root)
+    monkeypatch.chdir(root)
+    found = _json(capsys, "--no-cache", ".")
+    assert sorted(f["filename"] for f in found) == broken
+    assert all(f["code"] == "BP001" for f in found)
+
+
+def test_related_names_the_other_file(tmp_path, monkeypatch, capsys):
+    root = tmp_path / "package_base"
+    shutil.copytree(FIXTURES / "package_base", root)
+    monkeypatch.chdir(root)
+    (finding,) = _json(capsys, "--no-cache", ".")
+    assert finding["related"] == [{"message": "construct of Scaled takes 2 input(s)", "location": {"row": 5, "column": 9},
+                                   "end_location": {"row": 5, "column": 18}, "filename": "pkg/base.py"}]
+    main(["check", "--no-cache", "."])
+    assert "= note: construct of Scaled takes 2 input(s) (pkg/base.py:5)" in capsys.readouterr().out
+    main(["check", "--no-cache", "--output-format", "sarif", "."])
+    (result,) = json.loads(capsys.readouterr().out)["runs"][0]["results"]
+    (loc,) = result["relatedLocations"]
+    assert loc["physicalLocation"]["artifactLocation"]["uri"] == "pkg/base.py"
+    assert loc["physicalLocation"]["region"]["startLine"] == 5
+
+
+def test_cache_rechecks_a_subclass_when_its_base_changes(project, capsys, analysed):
+    assert [f["filename"] for f in _json(capsys, ".")] == ["other/ste.py"]
+    assert len(analysed) == 2  # pkg/cell.py, other/ste.py
+    analysed.clear()
+    assert _json(capsys, ".")[0]["filename"] == "other/ste.py"  # (a cached finding, replayed)
+    assert analysed == []
+    # the base's construct gains an input: its subclass is checked again, and now fails
+    (project / "pkg" / "base.py").write_text((FIXTURES / "edited_base" / "edits" / "base.py").read_text())
+    found = _json(capsys, ".")
+    assert sorted(f["filename"] for f in found) == ["other/ste.py", "pkg/cell.py"]
+    assert len(analysed) == 1 and "class TripleCell" in analysed[0]
+    analysed.clear()
+    _json(capsys, ".")
+    assert analysed == []
+    # a module looked for and absent appears: the files that looked for it are checked again
+    entries = list((project.parent / "cache").rglob("*.json"))
+    deps = [d for e in entries if e.name != cache_mod.INDEX_NAME
+            for d in json.loads(e.read_text()).get("depends", [])]
+    assert any(p.endswith("base.py") and h != "-" for p, h in deps)
+    absent = [p for p, h in deps if h == "-"]
+    assert absent
+    Path(absent[0]).parent.mkdir(parents=True, exist_ok=True)
+    Path(absent[0]).write_text("")
+    _json(capsys, ".")
+    assert analysed  # re-checked
+
+
+def test_the_workers_of_a_pool_read_the_workspace_too(tmp_path, monkeypatch, capsys):
+    root = tmp_path / "pool"
+    shutil.copytree(FIXTURES / "package_base", root)
+    padding = "# " + "x" * 1000 + "\n"
+    for k in range(4):  # (enough files and bytes for the pool: jobs.POOL_MIN_FILES, POOL_MIN_BYTES)
+        (root / "pkg" / f"more_{k}.py").write_text(
+            padding + f"from .base import ScaleBase\n\n\nclass More{k}(ScaleBase):\n"
+                      "    def bprop(self, x, y, out, dout):\n        return dout * y, dout * x\n")
+    monkeypatch.chdir(root)
+    found = _json(capsys, "--no-cache", "-j", "2", ".")
+    assert [(f["filename"], f["code"]) for f in found] == [("pkg/ste.py", "BP001")]
