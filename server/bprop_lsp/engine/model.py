@@ -57,8 +57,8 @@ class Fix:
     edits: tuple[Edit, ...]
     applicability: Applicability = Applicability.SAFE
     # The code the fix rewrites as a whole (a def's parameter list), when its edits do not cover it: two fixes that
-    # repair one such span are alternatives (BP001's `dout` appended, BP028's `out` inserted), and fix-all applies
-    # only the first of them, even where their edits do not overlap.
+    # repair one such span are alternatives (`dout` appended by one rule, `out` inserted before the last name by
+    # another), and fix-all applies only the first of them, even where their edits do not overlap.
     repairs: Span | None = None
 
     @property
