@@ -185,8 +185,7 @@ def _for_site(results: dict, site: CellSite) -> dict:
 
 def _layout(program, prints: Fingerprints) -> list[tuple[int, bytes]]:
     """(line where its code starts, digest) of each top-level statement (the digests kept with the statements)."""
-    return [(child.start_pos[0], prints.node(child)[4]) for child in program.module.children
-            if child.type != "endmarker"]
+    return program.statement_layout()
 
 
 class _Gone(Exception):

@@ -115,6 +115,14 @@ def _end_pos(self):
     node = self.children[-1]
     while isinstance(node, BaseNode):
         node = node.children[-1]
+    if node.type == "newline":
+        # (parso's ``Leaf.end_pos`` splits the value by a regex: a newline's is one line break, or none at the end of
+        # a file without one)
+        value = node.value
+        if value in ("\n", "\r\n", "\r"):
+            return node.line + 1, 0
+        if not value:
+            return node.line, node.column
     return node.end_pos
 
 

@@ -24,6 +24,7 @@ from .definitions import ClassInfo, Function, Member, SyntheticClass, import_bin
 from .mindspore_api import is_cell_name, is_nn_layer_name, is_primitive_name, mode_settings_at
 from .model import Position, Span
 from .parsing import POSITIONAL  # statement facts under keys with this prefix hold positions
+from .parsing import digest
 from .text import LineIndex
 from .trees import (NodeView, call_arguments, call_of, decorators_of, dict_items, display_items, dotted,
                     is_module_level, statement_code, statement_words, string_value)
@@ -323,6 +324,20 @@ class Program:
         if entry is None or entry[0] is not top:
             return self._loose_facts  # not in this module's tree (a light view, a synthetic node)
         return entry[2]
+
+    def statement_digest(self, facts: dict, top) -> bytes:
+        """The digest of a top-level statement's code (read once, kept with its facts)."""
+        found = facts.get("digest")
+        if found is None:
+            found = digest(statement_code(facts, top))
+            if facts is not self.__dict__.get("_loose_facts"):
+                facts["digest"] = found
+        return found
+
+    def statement_layout(self) -> list[tuple[int, bytes]]:
+        """(line where its code starts, digest of its code) of each top-level statement, in order."""
+        return [(child.start_pos[0], self.statement_digest(facts, child))
+                for child, _scan, facts in self._entries if child.type != "endmarker"]
 
     def node_fact(self, node, key: str, compute):
         """``compute(node)``, a fact read from ``node`` alone, once while its top-level statement stays untouched
