@@ -380,3 +380,31 @@ def test_a_helper_that_sets_the_mode_counts_where_it_is_called():
     later = text.replace("    _use_pynative()\n    grad_all(Scale())(Tensor(np.ones(2, np.float32)))\n",
                          "    grad_all(Scale())(Tensor(np.ones(2, np.float32)))\n    _use_pynative()\n")
     assert severities(later) == ["error"]
+
+
+MEMO_TEXT = SESSION_TEXT + "\n\ndef unrelated(x):\n    y = x + 1\n    return y\n"
+
+
+@pytest.mark.parametrize("edits", [
+    [("y = x + 1", "y = x + 2"), ("y = x + 2", "y = x + 1")],  # nothing the modes were read from: read back
+    [("    return y\n", "    return grad_all(Free())(y)\n"), ("    return grad_all(Free())(y)\n", "    return y\n")],
+    [("    return y\n", "    return grad_all(Net())(y)\n"), ("y = x + 1", "y = x + 3")],  # a name never used
+    [("    helper()\n", "    helpers()\n"), ("    helpers()\n", "    helper()\n")],  # the caller of the helper
+    [("def helper():", "def helper_():"), ("def helper_():", "def helper():")],
+    [("def test_b():", "def tst_b():"), ("def tst_b():", "def test_b():")],
+    [("class Free(nn.Cell)", "class Free(Base)"), ("def unrelated(x):", "class Base(nn.Cell):\n    pass\n\n\n"
+                                                   "def unrelated(x):")],
+], ids=["unrelated", "use-added", "other-name", "caller-renamed", "helper-renamed", "test-renamed", "base"])
+def test_the_mode_memo_reads_back_only_what_an_edit_cannot_change(edits):
+    with DocumentSession("mode memo") as session:
+        text = MEMO_TEXT
+        assert _describe(session.analyse(text)) == _describe(analyze(text, verify_fixes=False))
+        for old, new in edits:
+            assert old in text, old
+            text = text.replace(old, new, 1)
+            incremental = _describe(session.analyse(text))
+            assert incremental == _describe(analyze(text, verify_fixes=False)), text
+        memo = session._doc.mode_memo
+        assert memo.asked
+        if edits[0][0] == "y = x + 1":
+            assert memo.reused == memo.asked  # (the edit replaced one statement that names nothing read)

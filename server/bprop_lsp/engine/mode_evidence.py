@@ -7,6 +7,7 @@ import logging
 from .context import Context
 from .modes import ModeModel, Modes, exactly
 from .settings import Settings
+from .trees import statement_code, statement_words
 
 _log = logging.getLogger(__name__)
 
@@ -18,12 +19,14 @@ def file_modes(ctx: Context, settings: Settings) -> Modes | None:
     return None
 
 
-def modes_at(ctx: Context, settings: Settings, span, file_evidence: Modes | None) -> Modes | None:
+def modes_at(ctx: Context, settings: Settings, span, file_evidence: Modes | None,
+             memo: "ModeMemo | None" = None) -> Modes | None:
     """The modes a finding's cell runs in (None: the file does not tell). The mode in effect is the one where the
     network runs, read along the file's code paths (engine/modes.py; bprop-rules.md, further behaviours 30, 31,
     43): a ``set_context`` inside the function that uses the cell beats the module's, a test function's own
     ``class Net`` is governed by that function's mode, and a gradient taken inside a ``@jit`` function that
-    reaches the cell follows GRAPH's rules."""
+    reaches the cell follows GRAPH's rules. With ``memo`` (a document's), an answer of the last analysis is read
+    back while the edit since touched nothing it was read from (``ModeMemo``)."""
     if settings.mode in ("graph", "pynative"):
         return file_evidence
     model = ctx.__dict__.get("_mode_model", False)
@@ -31,17 +34,102 @@ def modes_at(ctx: Context, settings: Settings, span, file_evidence: Modes | None
         model = None
         p = ctx.program
         jit = jit_gradient_functions(ctx)
-        if jit or p.text_contains("set_context"):
+        setting = p.text_contains("set_context")
+        if jit or setting:
             model = ModeModel(p, jit)
         ctx.__dict__["_mode_model"] = model
+        if memo is not None:
+            memo.begin(p, (setting, tuple(_located(p, node) for node in jit)))
     if model is None:
         return None
+    where = (span.start.line, span.start.column)
+    if memo is not None:
+        found = memo.answer(where)
+        if found is not _MISSING:
+            return found
     try:
         leaf = ctx.program.module.get_leaf_for_position((span.start.line + 1, span.start.column))
-        return model.of_finding(leaf) if leaf is not None else None
+        found = model.of_finding(leaf) if leaf is not None else None
     except (Exception, RecursionError):  # noqa: BLE001 - a bug of ours here must cost the mode, not the findings
         _log.debug("reading the mode along the code paths failed; the mode stays unknown", exc_info=True)
-        return None
+        found = None
+    if memo is not None:
+        memo.keep(where, found, model.words)
+    return found
+
+
+_MISSING = object()
+
+
+def _located(program, node) -> tuple:
+    """A funcdef's place and the digest of its top-level statement."""
+    top = node
+    while top.parent is not None and top.parent.type != "file_input":
+        top = top.parent
+    return node.start_pos, program.statement_digest(program.statement_facts(top), top)
+
+
+class ModeMemo:
+    """A document's answers of ``modes_at`` (the mode model's, per finding place), kept from one analysis to the next
+    while the edit between them replaced one top-level statement in place (``program.StatementDelta``: no line moved)
+    whose code, before and after, spells none of the words the answers were read from (``ModeModel.words``: every
+    statement the model reads it found by one of them, and walks no further than that statement), holds no
+    ``set_context``, and holds none of the places asked; and while the ``@jit`` gradient functions are the same.
+    Anything else (lines added or removed, a fix's fork, another rule set's findings) asks the model again."""
+
+    def __init__(self):
+        self._answers: dict = {}
+        self._words: set[str] = set()
+        self._gate = None
+        self._tables = None  # the last analysis's ``ProgramTables`` (the program a delta is from)
+        self._begun = None  # the program of the analysis asking now
+        self.reused = self.asked = 0  # (for tests and benchmarks)
+
+    def begin(self, program, gate) -> None:
+        if gate != self._gate or not self._holds(program):
+            self._answers, self._words = {}, set()
+        self._gate = gate
+        self._begun = program
+        self._tables = None  # (until this analysis is done: one that stops half-way hands nothing on)
+        self.reused = self.asked = 0
+
+    def answer(self, where):
+        self.asked += 1
+        found = self._answers.get(where, _MISSING)
+        if found is not _MISSING:
+            self.reused += 1
+        return found
+
+    def keep(self, where, modes, words) -> None:
+        self._answers[where] = modes
+        self._words |= words
+
+    def advance(self, program, tables) -> None:
+        """The analysis of ``program`` is done (``tables``: what it hands to the next)."""
+        if self._begun is not program and not self._holds(program):
+            self._answers, self._words = {}, set()
+        self._tables = tables
+        self._begun = None
+
+    def _holds(self, program) -> bool:
+        if not self._answers:
+            return True
+        delta = program.delta
+        if delta is None or delta.previous is not self._tables:
+            return False
+        (_old, _, old_facts), (new, _, new_facts) = delta.old, delta.new
+        old_words, old_code = old_facts.get("words"), old_facts.get("code")
+        if old_words is None or old_code is None:
+            return False
+        new_code = statement_code(new_facts, new)
+        if "set_context" in old_code or "set_context" in new_code:
+            return False
+        if not self._words.isdisjoint(old_words) or not self._words.isdisjoint(statement_words(new_facts, new)):
+            return False
+        first, last = new.start_pos[0] - 1, new.end_pos[0] - 1  # (span lines count from 0)
+        for where in [w for w in self._answers if first <= w[0] <= last]:
+            del self._answers[where]
+        return True
 
 
 def jit_gradient_functions(ctx: Context) -> list:

@@ -564,6 +564,8 @@ class ParsedDocument:
         # The whole-file tables of the last analysis of this tree (``program.ProgramTables``): the next program
         # patches them when a keystroke replaced one statement (``program.StatementDelta``).
         self.last_tables = None
+        # The mode model's answers of the last analysis (mode_evidence.ModeMemo): set by a DocumentSession.
+        self.mode_memo = None
         # Called every few thousand tokens of a full parse (``preempt.py``): the workspace scan's pause.
         self.pause = None
 
@@ -733,6 +735,7 @@ class ParsedDocument:
             self._issues = _IssueCache()
             self.cell_memo = None
             self.last_tables = None
+            self.mode_memo = None
 
 
 def syntax_errors(module: Module) -> list:
