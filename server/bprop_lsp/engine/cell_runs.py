@@ -21,7 +21,7 @@ from typing import Callable
 
 from . import query
 from .context import CellSite, Context
-from .tracked import Fingerprints, Revision, locate, tracked_program, _wrap
+from .tracked import Fingerprints, Revision, tracked_program, _wrap
 
 _SITE = object()  # a kept draft's subject that was its site (read back as the site of the analysis reading it)
 _FAILED = object()  # the rule raised for this site: the file gets none of its drafts, as in one run
@@ -131,11 +131,10 @@ class CellMemo:
         moved = layout = None
         self.ran_sites = []
         per_site = []
+        located = revision.sites()  # (each site located once: its key here, its path in the replay)
         for site in ctx.cell_sites:
-            try:
-                where = (settings_key, ctx.want_fixes, codes, locate(site))
-            except query.Untracked:
-                where = None
+            place = located.get(id(site))
+            where = (settings_key, ctx.want_fixes, codes, place) if place is not None else None
             entry = old.get(where) if where is not None else None
             if entry is not None and revision.replay.holds(entry[0]):
                 self.reused += 1

@@ -178,7 +178,13 @@ class Fingerprints:
         names = _FIELDS.get(kind)
         if names is None:
             names = _FIELDS[kind] = tuple(f.name for f in fields(kind))
-        return ("D", kind.__name__, tuple([self(getattr(value, n), d) for n in names]))
+        printed = []
+        for name in names:
+            field_value = getattr(value, name)
+            field_kind = type(field_value)
+            # (a plain value printed here: a call fewer per field)
+            printed.append((field_kind.__name__, field_value) if field_kind in _PLAIN else self(field_value, d))
+        return ("D", kind.__name__, tuple(printed))
 
     def node(self, node) -> tuple:
         found = self._nodes.get(id(node))
@@ -373,6 +379,7 @@ class Revision:
         self.prints = Fingerprints(ctx.program)
         self.replay = query.Replay(self.walk, self.prints)
         self._sites: dict | None = None
+        self._located: dict | None = None
         self._found: dict = {}
 
     def walk(self, path: tuple):
@@ -407,14 +414,22 @@ class Revision:
                 raise query.Untracked(kind)
         return value
 
-    def site(self, where):
-        if self._sites is None:
-            self._sites = {}
+    def sites(self) -> dict:
+        """id of each Cell site -> where it is (``locate``; none for a site that cannot be located)."""
+        if self._located is None:
+            self._located, self._sites = {}, {}
             for site in self.ctx.cell_sites:
                 try:
-                    self._sites.setdefault(locate(site), site)
+                    where = locate(site)
                 except query.Untracked:
-                    pass
+                    continue
+                self._located[id(site)] = where
+                self._sites.setdefault(where, site)
+        return self._located
+
+    def site(self, where):
+        if self._sites is None:
+            self.sites()
         site = self._sites.get(where)
         if site is None:
             raise LookupError("no such site")
