@@ -2,6 +2,7 @@
 ``set_context`` where the network runs, a gradient taken inside a ``@jit`` function, a test function's own class."""
 from __future__ import annotations
 
+import bisect
 import logging
 
 from .context import Context
@@ -62,26 +63,31 @@ _MISSING = object()
 
 
 def _located(program, node) -> tuple:
-    """A funcdef's place and the digest of its top-level statement."""
+    """A funcdef's place within its top-level statement, and the digest of that statement."""
     top = node
     while top.parent is not None and top.parent.type != "file_input":
         top = top.parent
-    return node.start_pos, program.statement_digest(program.statement_facts(top), top)
+    line, column = node.start_pos
+    return line - top.start_pos[0], column, program.statement_digest(program.statement_facts(top), top)
 
 
 class ModeMemo:
     """A document's answers of ``modes_at`` (the mode model's, per finding place), kept from one analysis to the next
-    while the edit between them replaced one top-level statement in place (``program.StatementDelta``: no line moved)
-    whose code, before and after, spells none of the words the answers were read from (``ModeModel.words``: every
-    statement the model reads it found by one of them, and walks no further than that statement), holds no
-    ``set_context``, and holds none of the places asked; and while the ``@jit`` gradient functions are the same.
-    Anything else (lines added or removed, a fix's fork, another rule set's findings) asks the model again."""
+    while every top-level statement of the text whose code spells one of the words the answers were read from
+    (``ModeModel.words``: every statement the model reads it found by one of them, and walks no further than that
+    statement) is still there, the same code in the same order (moved, when lines were added or removed above it),
+    every statement that went, came or changed spells none of them and holds no ``set_context``, and the ``@jit``
+    gradient functions are the same. An answer moves with its statement; one in a statement that went or changed
+    is asked again."""
 
     def __init__(self):
         self._answers: dict = {}
         self._words: set[str] = set()
         self._gate = None
-        self._tables = None  # the last analysis's ``ProgramTables`` (the program a delta is from)
+        # What the analysis the answers are of hands on (None until it is done: one that stops half-way hands
+        # nothing on): its ``ProgramTables`` (the program a delta is from) and its statements' layout.
+        self._tables = None
+        self._layout = None
         self._begun = None  # the program of the analysis asking now
         self.reused = self.asked = 0  # (for tests and benchmarks)
 
@@ -90,7 +96,7 @@ class ModeMemo:
             self._answers, self._words = {}, set()
         self._gate = gate
         self._begun = program
-        self._tables = None  # (until this analysis is done: one that stops half-way hands nothing on)
+        self._tables = self._layout = None
         self.reused = self.asked = 0
 
     def answer(self, where):
@@ -109,26 +115,69 @@ class ModeMemo:
         if self._begun is not program and not self._holds(program):
             self._answers, self._words = {}, set()
         self._tables = tables
+        self._layout = program.statement_layout(full=True) if self._answers else None
         self._begun = None
 
     def _holds(self, program) -> bool:
         if not self._answers:
             return True
         delta = program.delta
-        if delta is None or delta.previous is not self._tables:
+        if delta is not None and self._tables is not None and delta.previous is self._tables:
+            return self._holds_replaced(delta)
+        return self._holds_moved(program)
+
+    def _untouched(self, facts: dict) -> bool:
+        """Whether a statement that went, came or changed leaves the answers as they were."""
+        code = facts.get("code")
+        if code is None or "set_context" in code:
             return False
+        return self._words.isdisjoint(statement_words(facts, None))
+
+    def _holds_replaced(self, delta) -> bool:
         (_old, _, old_facts), (new, _, new_facts) = delta.old, delta.new
-        old_words, old_code = old_facts.get("words"), old_facts.get("code")
-        if old_words is None or old_code is None:
-            return False
-        new_code = statement_code(new_facts, new)
-        if "set_context" in old_code or "set_context" in new_code:
-            return False
-        if not self._words.isdisjoint(old_words) or not self._words.isdisjoint(statement_words(new_facts, new)):
+        statement_code(new_facts, new)
+        if not self._untouched(old_facts) or not self._untouched(new_facts):
             return False
         first, last = new.start_pos[0] - 1, new.end_pos[0] - 1  # (span lines count from 0)
         for where in [w for w in self._answers if first <= w[0] <= last]:
             del self._answers[where]
+        return True
+
+    def _holds_moved(self, program) -> bool:
+        before = self._layout
+        if before is None:
+            return False
+        after = program.statement_layout(full=True)
+        # The k-th statement of a digest then is the k-th of that digest now; the others went or came.
+        now: dict[bytes, list[int]] = {}
+        for j, entry in enumerate(after):
+            now.setdefault(entry[1], []).append(j)
+        seen: dict[bytes, int] = {}
+        to: list = []
+        last = -1
+        for _line, digest_, facts, _end in before:
+            k = seen.get(digest_, 0)
+            seen[digest_] = k + 1
+            found = now.get(digest_)
+            j = found[k] if found is not None and k < len(found) else None
+            if j is not None:
+                if j < last:
+                    return False  # (statements in another order)
+                last = j
+            elif not self._untouched(facts):
+                return False
+            to.append(j)
+        kept = {j for j in to if j is not None}
+        if any(j not in kept and not self._untouched(entry[2]) for j, entry in enumerate(after)):
+            return False
+        starts = [entry[0] for entry in before]
+        answers = {}
+        for (line, column), modes in self._answers.items():
+            i = bisect.bisect_right(starts, line + 1) - 1
+            if i < 0 or to[i] is None or (line + 1, column) >= before[i][3]:
+                continue  # (in a statement that went or changed, or in the lines after one)
+            answers[(line + after[to[i]][0] - before[i][0], column)] = modes
+        self._answers = answers
         return True
 
 

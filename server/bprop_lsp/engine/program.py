@@ -334,10 +334,28 @@ class Program:
                 facts["digest"] = found
         return found
 
-    def statement_layout(self) -> list[tuple[int, bytes]]:
-        """(line where its code starts, digest of its code) of each top-level statement, in order."""
-        return [(child.start_pos[0], self.statement_digest(facts, child))
-                for child, _scan, facts in self._entries if child.type != "endmarker"]
+    def statement_layout(self, full: bool = False) -> list[tuple]:
+        """(line where its code starts, digest of its code) of each top-level statement, in order; ``full``: with
+        its facts and where it ends too."""
+        layout = []
+        ends = self._statement_ends if full else None
+        for i, (child, _scan, facts) in enumerate(self._entries):
+            if child.type == "endmarker":
+                continue
+            line = facts.get(POSITIONAL + "line")
+            if line is None:
+                line = facts[POSITIONAL + "line"] = child.start_pos[0]
+            digest_ = self.statement_digest(facts, child)
+            layout.append((line, digest_, facts, ends[i]) if full else (line, digest_))
+        return layout
+
+    def statement_at(self, position: tuple[int, int]):
+        """The top-level statement whose code (its prefix apart) holds ``position``, by the statements' ends;
+        None past the last."""
+        children = self.module.children
+        ends = self._statement_ends
+        i = bisect.bisect_right(ends, position)
+        return children[i] if i < len(children) and len(ends) == len(children) else None
 
     def node_fact(self, node, key: str, compute):
         """``compute(node)``, a fact read from ``node`` alone, once while its top-level statement stays untouched
