@@ -155,7 +155,7 @@ class ModeMemo:
         seen: dict[bytes, int] = {}
         to: list = []
         last = -1
-        for _line, digest_, facts, _end in before:
+        for _line, digest_, facts in before:
             k = seen.get(digest_, 0)
             seen[digest_] = k + 1
             found = now.get(digest_)
@@ -174,9 +174,12 @@ class ModeMemo:
         answers = {}
         for (line, column), modes in self._answers.items():
             i = bisect.bisect_right(starts, line + 1) - 1
-            if i < 0 or to[i] is None or (line + 1, column) >= before[i][3]:
-                continue  # (in a statement that went or changed, or in the lines after one)
-            answers[(line + after[to[i]][0] - before[i][0], column)] = modes
+            if i < 0 or to[i] is None:
+                continue  # (in a statement that went or changed)
+            shift = after[to[i]][0] - before[i][0]
+            if i + 1 < len(before) and (to[i + 1] is None or after[to[i + 1]][0] - before[i + 1][0] != shift):
+                continue  # (the lines between it and the next, that next statement's prefix, may have changed)
+            answers[(line + shift, column)] = modes
         self._answers = answers
         return True
 

@@ -336,26 +336,31 @@ class Program:
 
     def statement_layout(self, full: bool = False) -> list[tuple]:
         """(line where its code starts, digest of its code) of each top-level statement, in order; ``full``: with
-        its facts and where it ends too."""
+        its facts too."""
         layout = []
-        ends = self._statement_ends if full else None
-        for i, (child, _scan, facts) in enumerate(self._entries):
+        for (child, _scan, facts), start in zip(self._entries, self._statement_starts):
             if child.type == "endmarker":
                 continue
-            line = facts.get(POSITIONAL + "line")
-            if line is None:
-                line = facts[POSITIONAL + "line"] = child.start_pos[0]
             digest_ = self.statement_digest(facts, child)
-            layout.append((line, digest_, facts, ends[i]) if full else (line, digest_))
+            layout.append((start[0], digest_, facts) if full else (start[0], digest_))
         return layout
 
+    @cached_property
+    def _statement_starts(self) -> list[tuple[int, int]]:
+        """``start_pos`` of each top-level statement (kept with the statement while it does not move)."""
+        starts = []
+        for child, _scan, facts in self._entries:
+            start = facts.get(POSITIONAL + "start")
+            if start is None:
+                start = facts[POSITIONAL + "start"] = child.start_pos
+            starts.append(start)
+        return starts
+
     def statement_at(self, position: tuple[int, int]):
-        """The top-level statement whose code (its prefix apart) holds ``position``, by the statements' ends;
-        None past the last."""
-        children = self.module.children
-        ends = self._statement_ends
-        i = bisect.bisect_right(ends, position)
-        return children[i] if i < len(children) and len(ends) == len(children) else None
+        """The last top-level statement whose code starts at or before ``position`` (the one holding it, when it
+        is where a leaf starts); None before the first."""
+        i = bisect.bisect_right(self._statement_starts, position) - 1
+        return self.module.children[i] if i >= 0 else None
 
     def node_fact(self, node, key: str, compute):
         """``compute(node)``, a fact read from ``node`` alone, once while its top-level statement stays untouched

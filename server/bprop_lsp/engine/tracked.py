@@ -491,7 +491,7 @@ class Revision:
     def node(self, where):
         _, type_, start, steps = where
         top = self.program.statement_at(start)
-        node = _leaf_starting_at(top if top is not None and top.start_pos <= start else self.program.module, start)
+        node = _leaf_starting_at(top if top is not None else self.program.module, start)
         for _ in range(steps):
             node = node.parent if node is not None else None
         if node is None or node.type != type_ or node.start_pos != start:
