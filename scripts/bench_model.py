@@ -12,7 +12,16 @@ time from ``didChange`` to the diagnostics is measured:
 Printed per edit kind: median and p90 latency, and each as a ratio to ``ast.parse`` of the same text measured in
 the same run (absolute times move with machine load; the ratios are what to compare).
 Run: ``.venv/bin/python scripts/bench_model.py --corpus DIR [--sizes 2000,10000,50000] [--edits 10]``;
-``--breakdown`` also times the stages of the same keystrokes in process (``--clients none``: only that).
+``--breakdown`` also times the stages of the same keystrokes in process (``--clients none``: only that);
+``--pause 0.15`` waits that long between one edit's diagnostics and the next (a typist's pace; default 0.25).
+
+``--burst N`` sends bursts of N edits instead (``--gaps 0,0.03``: back to back, as a macro sends them, and at key
+repeat's ~30 ms) and times the last edit of each burst to its diagnostics; it also counts diagnostics of an older
+version published after them (stale: must be 0) and, push, how many were published during a burst. ``--burst 1
+--gaps 0 --pause 0.15``: single edits at a typist's pace.
+``--compare DIR`` runs the server of another checkout too (DIR its ``server`` directory, put on ``PYTHONPATH``), e.g.
+``git worktree add --detach /tmp/old main`` and ``--compare /tmp/old/server``: with ``--burst``, both servers run at
+once and take turns burst by burst (the fairest comparison on a loaded machine); without, one after the other.
 """
 from __future__ import annotations
 
@@ -115,8 +124,9 @@ def _diagnostics(client: Client, uri: str, version: int, pull: bool) -> tuple[fl
     return t, msg["params"]["diagnostics"]
 
 
-def bench_file(text: str, size: int, edits: int, pull: bool, kinds) -> dict:
-    client = Client()
+def _open(text: str, size: int, pull: bool, env=None) -> tuple[Client, str]:
+    """A server with the model file open, its first diagnostics out and its fixes checked (idle)."""
+    client = Client(env=env)
     _initialize(client, pull)
     uri = f"file:///bench/synth_{size}.py"
     client.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 1,
@@ -127,6 +137,11 @@ def bench_file(text: str, size: int, edits: int, pull: bool, kinds) -> dict:
     rid = client.request("textDocument/codeAction", {"textDocument": {"uri": uri}, "range": diags[0]["range"],
                                                       "context": {"diagnostics": [diags[0]]}})
     client.wait(lambda m: m.get("id") == rid, timeout=TIMEOUT)
+    return client, uri
+
+
+def bench_file(text: str, size: int, edits: int, pull: bool, kinds, pause: float = 0.25, env=None) -> dict:
+    client, uri = _open(text, size, pull, env)
     lines = text.split("\n")
     version = 1
     result = {}
@@ -140,9 +155,91 @@ def bench_file(text: str, size: int, edits: int, pull: bool, kinds) -> dict:
                                                              "contentChanges": [change]})
             got, _ = _diagnostics(client, uri, version, pull)
             latencies.append(got - sent)
-            time.sleep(0.25)  # longer than the debounce, shorter than the idle time before fixes are checked
+            time.sleep(pause)  # longer than the debounce, shorter than the idle time before fixes are checked
         result[kind] = latencies
     client.close()
+    return result
+
+
+# ---------------------------------------------------------------------------------------------- bursts
+
+def _burst_change(line: int, col: int, typed: str, i: int, count: int, insert: bool) -> dict:
+    """The ``i``-th of ``count`` edits of a burst: typing ``typed`` once more after the last one (``insert``), or
+    deleting the last one typed (a backspace)."""
+    if typed == "\n":
+        return _change(line, 0, typed, insert)
+    at = col + (i if insert else count - 1 - i) * len(typed)
+    return _change(line, at, typed, insert)
+
+
+def _drain(client: Client, uri: str, seconds: float) -> list:
+    """The versions of the diagnostics published for ``uri`` over the next ``seconds``."""
+    versions = []
+    deadline = time.perf_counter() + seconds
+    while True:
+        left = deadline - time.perf_counter()
+        if left <= 0:
+            return versions
+        try:
+            _, msg = client.inbox.get(timeout=left)
+        except Exception:  # noqa: BLE001 - queue.Empty: the time is up
+            return versions
+        if msg.get("method") == "workspace/configuration":
+            client.send({"jsonrpc": "2.0", "id": msg["id"], "result": [None] * len(msg["params"]["items"])})
+        elif msg.get("method") == "textDocument/publishDiagnostics" and msg["params"]["uri"] == uri:
+            versions.append(msg["params"].get("version"))
+
+
+def bench_burst(text: str, size: int, rounds: int, pull: bool, kinds, count: int, gap: float,
+                pause: float = 0.25, builds=(("this", None),)) -> dict:
+    """Per build and kind: for each of ``rounds`` bursts of ``count`` edits sent ``gap`` seconds apart (0: back to
+    back, as a macro or a paste of keystrokes; ~0.03: key repeat; ``count`` 1: single edits, a typist), the time
+    from the last edit sent to its diagnostics (push: published for the last version; pull:
+    ``textDocument/diagnostic`` sent right after the last edit), how many diagnostics of an older version arrived
+    after them (must be none) and how many were published during the burst (push: one per analysis that was not
+    dropped). Rounds alternate typing and deleting. The builds (``(label, environment)``: one server each, all
+    started first) take turns, burst by burst, their order swapped every round, with ``ast.parse`` of the text
+    timed once a round: on a loaded machine each build's bursts and ``ast.parse`` see the same load."""
+    servers = [(label, *_open(text, size, pull, env)) for label, env in builds]
+    lines = text.split("\n")
+    versions = {label: 1 for label, _, _ in servers}
+    result: dict = {"ast": []}
+    for kind in kinds:
+        line, col, typed = edit_point(lines, kind)
+        for r in range(rounds):
+            insert = r % 2 == 0
+            t0 = time.perf_counter()
+            ast.parse(text)
+            result["ast"].append(time.perf_counter() - t0)
+            order = servers if r % 2 == 0 else servers[::-1]
+            for label, client, uri in order:
+                row = result.setdefault((label, kind), {"latencies": [], "stale": 0, "published": []})
+                first = versions[label] + 1
+                for i in range(count):
+                    versions[label] += 1
+                    change = _burst_change(line, col, typed, i, count, insert)
+                    sent = client.notify("textDocument/didChange", {
+                        "textDocument": {"uri": uri, "version": versions[label]}, "contentChanges": [change]})
+                    if gap and i < count - 1:
+                        while time.perf_counter() < sent + gap:
+                            time.sleep(min(0.002, max(0.0, sent + gap - time.perf_counter())))
+                version = versions[label]
+                between: list = []
+                if pull:
+                    got, _ = _diagnostics(client, uri, version, pull)
+                else:
+                    def last(m, between=between, uri=uri, version=version):
+                        if m.get("method") == "textDocument/publishDiagnostics" and m["params"]["uri"] == uri:
+                            between.append(m["params"].get("version"))
+                        return published(uri, version)(m)
+
+                    got, _ = client.wait(last, timeout=TIMEOUT)
+                row["latencies"].append(got - sent)
+                later = _drain(client, uri, pause)
+                row["stale"] += sum(1 for v in later if v is not None and v < version)
+                row["published"].append(sum(1 for v in between if v is not None and first <= v < version))
+    for _, client, _ in servers:
+        client.close()
     return result
 
 
@@ -250,15 +347,60 @@ def print_breakdown(text: str, kinds, edits: int) -> None:
               + " ".join(f"{med[s] * 1e3:10.1f}" for s in STAGES))
 
 
+def _builds(compare: str | None) -> list[tuple[str, dict | None]]:
+    """(label, environment) of each server build to run: this checkout's, and with ``--compare DIR`` the one whose
+    ``server`` directory is DIR (e.g. ``git worktree add /tmp/old main``: ``--compare /tmp/old/server``)."""
+    builds: list[tuple[str, dict | None]] = []
+    if compare:
+        builds.append(("old", {**os.environ, "PYTHONPATH": compare}))
+    builds.append(("new" if compare else "this", None))
+    return builds
+
+
+def print_bursts(args, kinds) -> None:
+    gaps = [float(g) for g in args.gaps.split(",")]
+    what = "single edits" if args.burst == 1 else f"bursts of {args.burst} edits"
+    print(f"{what}, {args.edits} per kind, {args.pause:g} s between: last edit sent -> its diagnostics "
+          f"(gap 0: back to back; 0.03: key repeat); builds take turns, ast.parse timed once a round (median)")
+    print(f"{'lines':>6} {'client':>5} {'gap':>5} {'build':>5} {'edit':>16} | {'ast.parse':>9} | {'median':>9} "
+          f"{'p90':>9} | {'med/ast':>7} {'p90/ast':>7} | {'stale':>5} {'pub/burst':>9}")
+    print("-" * 120)
+    for size in (int(s) for s in args.sizes.split(",")):
+        text = corpus_file(args.corpus, size, args.generator)
+        for client in args.clients.split(","):
+            for gap in gaps:
+                rows = bench_burst(text, size, args.edits, client == "pull", kinds, args.burst, gap,
+                                   pause=args.pause, builds=_builds(args.compare))
+                t_ast = statistics.median(rows.pop("ast"))
+                for kind in kinds:
+                    for label, _ in _builds(args.compare):
+                        row = rows[(label, kind)]
+                        lat = row["latencies"]
+                        med, hi = statistics.median(lat), p90(lat)
+                        pub = statistics.mean(row["published"]) if client == "push" else float("nan")
+                        print(f"{text.count(chr(10)):>6} {client:>5} {gap:>5.3f} {label:>5} {kind:>16} | "
+                              f"{t_ast * 1e3:>7.1f}ms | {med * 1e3:>7.1f}ms {hi * 1e3:>7.1f}ms | "
+                              f"{med / t_ast:>7.2f} {hi / t_ast:>7.2f} | {row['stale']:>5} {pub:>9.1f}", flush=True)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--corpus", default=os.environ.get("BENCH_CORPUS", "/tmp/bprop-bench-corpus"),
                     help="directory of synth_N.py files (generated there when missing)")
     ap.add_argument("--generator", default=GENERATOR, help="gen_corpus.py")
     ap.add_argument("--sizes", default="2000,10000,50000")
-    ap.add_argument("--edits", type=int, default=10, help="edits per kind and size (half typing, half deleting)")
+    ap.add_argument("--edits", type=int, default=10, help="edits per kind and size (half typing, half deleting); "
+                                                          "with --burst: bursts per kind")
     ap.add_argument("--kinds", default=",".join(KINDS))
     ap.add_argument("--clients", default="push,pull")
+    ap.add_argument("--pause", type=float, default=0.25,
+                    help="seconds between one edit's diagnostics and the next edit (0.15: a typist's pace)")
+    ap.add_argument("--burst", type=int, default=0, metavar="N",
+                    help="send bursts of N edits instead of single edits, and time the last one")
+    ap.add_argument("--gaps", default="0,0.03", help="with --burst: seconds between the edits of a burst "
+                                                     "(0: back to back, 0.03: key repeat)")
+    ap.add_argument("--compare", metavar="DIR", help="also run the server from DIR (an older checkout's server/ "
+                                                     "directory, on PYTHONPATH), in turn with this one")
     ap.add_argument("--breakdown", action="store_true", help="also time the stages of the same keystrokes in "
                                                              "process (parse, program, sites, memo keys, rules)")
     args = ap.parse_args()
@@ -268,20 +410,24 @@ def main() -> int:
             print_breakdown(corpus_file(args.corpus, size, args.generator), kinds, args.edits)
         if args.clients == "none":
             return 0
-    print(f"{'lines':>6} {'client':>5} {'edit':>16} | {'ast.parse':>9} | {'median':>9} {'p90':>9} | "
+    if args.burst:
+        print_bursts(args, kinds)
+        return 0
+    print(f"{'lines':>6} {'client':>5} {'build':>5} {'edit':>16} | {'ast.parse':>9} | {'median':>9} {'p90':>9} | "
           f"{'med/ast':>7} {'p90/ast':>7} {'p90/med':>7}  target (issue 10, at 10,000 lines)")
-    print("-" * 130)
+    print("-" * 136)
     for size in (int(s) for s in args.sizes.split(",")):
         text = corpus_file(args.corpus, size, args.generator)
         for client in args.clients.split(","):
-            t_ast = best_of(lambda: ast.parse(text), 5)
-            rows = bench_file(text, size, args.edits, client == "pull", kinds)
-            t_ast = min(t_ast, best_of(lambda: ast.parse(text), 3))
-            for kind, lat in rows.items():
-                med, hi = statistics.median(lat), p90(lat)
-                print(f"{text.count(chr(10)):>6} {client:>5} {kind:>16} | {t_ast * 1e3:>7.1f}ms | {med * 1e3:>7.1f}ms "
-                      f"{hi * 1e3:>7.1f}ms | {med / t_ast:>7.2f} {hi / t_ast:>7.2f} {hi / med:>7.2f}  "
-                      f"{_verdict(size, kind, med / t_ast, hi / med)}", flush=True)
+            for label, env in _builds(args.compare):
+                t_ast = best_of(lambda: ast.parse(text), 5)
+                rows = bench_file(text, size, args.edits, client == "pull", kinds, pause=args.pause, env=env)
+                t_ast = min(t_ast, best_of(lambda: ast.parse(text), 3))
+                for kind, lat in rows.items():
+                    med, hi = statistics.median(lat), p90(lat)
+                    print(f"{text.count(chr(10)):>6} {client:>5} {label:>5} {kind:>16} | {t_ast * 1e3:>7.1f}ms | "
+                          f"{med * 1e3:>7.1f}ms {hi * 1e3:>7.1f}ms | {med / t_ast:>7.2f} {hi / t_ast:>7.2f} "
+                          f"{hi / med:>7.2f}  {_verdict(size, kind, med / t_ast, hi / med)}", flush=True)
     return 0
 
 

@@ -28,7 +28,7 @@ def main() -> int:
     ap.add_argument("--out", default="/tmp/bprop-lsp-fixed-oracle")
     ap.add_argument("--jobs", type=int, default=2)
     a = ap.parse_args()
-    oracle = Path(a.oracle)
+    oracle = Path(a.oracle).resolve()
     labels = {c["file"]: c for c in json.loads((oracle / "labels.json").read_text(encoding="utf-8"))["cases"]}
     out = Path(a.out)
     (out / "cases").mkdir(parents=True, exist_ok=True)
@@ -43,7 +43,11 @@ def main() -> int:
         remaining = [f.code for f in analyze(new).findings if f.code == case["rule"]]
         fixed_cases.append((rel, case["rule"], count, remaining))
     # run_oracle.py writes its labels next to --out and executes each case under both modes.
-    cmd = [sys.executable, str(oracle / "run_oracle.py"), "--python", a.python, "--jobs", str(a.jobs),
+    # (A probe folder has no runner of its own: the oracle's, which the probes' labels come from, runs them.)
+    runner = oracle / "run_oracle.py"
+    if not runner.exists():
+        runner = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "oracle" / "run_oracle.py"
+    cmd = [sys.executable, str(runner), "--python", a.python, "--jobs", str(a.jobs),
            "--out", str(out / "labels.json")] + [str(out / rel) for rel, *_ in fixed_cases]
     subprocess.run(cmd, check=False, cwd=out)
     results = {c["file"]: c for c in json.loads((out / "labels.json").read_text(encoding="utf-8"))["cases"]}

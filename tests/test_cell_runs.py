@@ -396,3 +396,32 @@ def test_no_rule_fails_when_its_reads_are_recorded(caplog):
         if failed or inc.failures:
             failing.append((path.name, failed or inc.failures))
     assert failing == []
+
+
+def test_a_module_flag_choosing_between_two_classes_is_followed_by_a_session():
+    """``if FLAG: class Gate (correct) else: class Gate (broken)``: only the taken branch makes a class (probes
+    q09 valid, q10 BP001, labelled by MindSpore); flipping the flag in another statement flips the finding."""
+    def text(flag):
+        return (
+            "from mindspore import nn\n"
+            f"USE_FAST_GRAD = {flag}\n"
+            "if USE_FAST_GRAD:\n"
+            "    class Gate(nn.Cell):\n"
+            "        def construct(self, x):\n"
+            "            return x * 0.5\n"
+            "        def bprop(self, x, out, dout):\n"
+            "            return (dout * 0.5,)\n"
+            "else:\n"
+            "    class Gate(nn.Cell):\n"
+            "        def construct(self, x):\n"
+            "            return x * 0.5\n"
+            "        def bprop(self, x, out):\n"
+            "            return (out,)\n"
+        )
+    session = DocumentSession("flag")
+    for flag, expected in (("True", []), ("False", [("BP001", 12)]), ("True", []), ("1 > 2", [("BP001", 12)])):
+        inc = session.analyse(text(flag))
+        fresh = analyze(text(flag))
+        got = [(f.code, f.span.start.line) for f in inc.findings]
+        assert got == [(f.code, f.span.start.line) for f in fresh.findings] == expected, flag
+    session.close()

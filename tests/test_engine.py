@@ -455,3 +455,27 @@ def test_a_line_index_given_the_parser_s_lines_counts_them_as_one_built_from_the
 
     given = LineIndex(text, split_lines(text))
     assert given.line_count == len(LineIndex(text).starts) == LineIndex(text).line_count
+
+
+def test_a_staticmethod_binding_is_noted_where_it_is_made():
+    """BP005 stands at f's def (where MindSpore's messages about a bprop point); `bprop = staticmethod(f)` is what
+    made it static, so the note names that line. The decorator form has no separate binding to note."""
+    text = (
+        "from mindspore import nn\n"
+        "def _grad(x, out, dout):\n"
+        "    return (dout,)\n"
+        "class A(nn.Cell):\n"
+        "    def construct(self, x):\n"
+        "        return x\n"
+        "    bprop = staticmethod(_grad)\n"
+        "class B(nn.Cell):\n"
+        "    def construct(self, x):\n"
+        "        return x\n"
+        "    @staticmethod\n"
+        "    def bprop(x, out, dout):\n"
+        "        return (dout,)\n"
+    )
+    a, b = [f for f in analyze(text).findings if f.code == "BP005"]
+    assert a.span.start.line == 1 and [(r.span.start.line, r.message) for r in a.related] == [
+        (6, "bound with staticmethod here")]
+    assert b.span.start.line == 11 and b.related == ()

@@ -5,6 +5,7 @@ Labelled by MindSpore: tests/fixtures/probes/cases/p51-p54 (test functions with 
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -430,3 +431,28 @@ def test_the_mode_memo_sees_statements_change_places():
         for text in (body, swapped, body):
             assert _describe(session.analyse(text)) == _describe(analyze(text, verify_fixes=False)), text
     assert severities(body) != severities(swapped)  # (the mode the module leaves decides)
+
+
+# ------------------------------------------------------------ what pytest runs around the tests (setup_module)
+
+_PYTEST_PROBES = Path(__file__).parent / "fixtures" / "pytest_probes"
+
+
+def _pytest_probe_cases():
+    import json
+
+    return json.loads((_PYTEST_PROBES / "labels.json").read_text(encoding="utf-8"))["cases"]
+
+
+@pytest.mark.parametrize("case", _pytest_probe_cases(), ids=lambda c: Path(c["file"]).stem)
+def test_setup_module_sets_the_mode_every_test_starts_in(case):
+    """pytest runs ``setup_module`` after the module's statements and before its tests: the mode it sets is the one
+    each test starts in (labels: scripts/run_pytest_probes.py, MindSpore 2.10 under pytest — GRAPH: the test
+    fails on the Parameter in the bprop; PYNATIVE: it passes). Before, the setup counted as one more uncalled
+    function changing the mode, so the mode was unknown and BP030 only a warning."""
+    text = (_PYTEST_PROBES / case["file"]).read_text(encoding="utf-8")
+    errors = [f for f in analyze(text).findings if f.severity is Severity.ERROR]
+    failed = any(t["status"] == "error" for t in case["tests"])
+    assert [f.code for f in errors] == (["BP030"] if failed else [])
+    if not failed:
+        assert not [f for f in analyze(text).findings if f.code == "BP030" and f.severity is Severity.WARNING]

@@ -31,7 +31,8 @@ CELL = textwrap.dedent("""\
             return ({grad},)
 
 
-    print(ms.grad(Scale())(Tensor(np.ones(2, np.float32))))
+    net = Scale()
+    print(ms.grad(net, 0, weights=net.trainable_params())(Tensor(np.ones(2, np.float32))))
     """)
 
 
@@ -51,6 +52,18 @@ def test_pynative_one_bp031_warning_with_bp030_as_a_note():
     findings = analyze(cell("PYNATIVE_MODE")).findings
     assert [(f.code, f.severity) for f in findings] == [("BP031", Severity.WARNING)]
     assert any(r.message.startswith("also BP030") and "[fails in GRAPH_MODE]" in r.message for r in findings[0].related)
+
+
+def test_input_gradients_only_leave_bp031_out():
+    """A file that takes gradients but asks for no weight's (no ``weights=``, optimizer, ``get_by_list`` …) never
+    sees the zero Parameter gradients (probe q25): PYNATIVE gives no BP031, GRAPH no BP031 note."""
+    only_inputs = "print(ms.grad(Scale())(Tensor(np.ones(2, np.float32))))\n"
+    for mode, expected in (("PYNATIVE_MODE", [("BP030", Severity.INFO)]), ("GRAPH_MODE", [("BP030", Severity.ERROR)])):
+        text = cell(mode)
+        text = text[:text.index("net = Scale()")] + only_inputs
+        findings = analyze(text).findings
+        assert [(f.code, f.severity) for f in findings] == expected
+        assert not any("BP031" in r.message for r in findings[0].related)
 
 
 def test_unknown_mode_keeps_the_rule_mindspore_raises_for():

@@ -16,7 +16,17 @@ from bprop_lsp.engine import Severity
 PROBES = Path(__file__).parent / "fixtures" / "probes"
 LABELS = json.loads((PROBES / "labels.json").read_text(encoding="utf-8"))
 CASES = LABELS["cases"]
-RULE_CASES = [c for c in CASES if c["rule"] != "VALID"]
+# Labelled programs the checker misses today, each with why (strict: the test fails once the miss is fixed, so the
+# entry must go). A miss is recorded here rather than the program left out: the labels stay MindSpore's.
+KNOWN_MISSES = {
+    "cases/q26_training_branch_arity_differs.py": "self.training after net.set_train(True) is not modelled: the "
+                                                  "short path GRAPH folds to is not known to be taken",
+    "cases/s06_none_for_second_tensor_input.py": "a None entry of a tuple a helper of the file returns is not "
+                                                 "looked for (its length is)",
+}
+RULE_LABELS = [c for c in CASES if c["rule"] != "VALID"]
+RULE_CASES = [pytest.param(c, marks=pytest.mark.xfail(reason=KNOWN_MISSES[c["file"]], strict=True), id=ids([c])[0])
+              if c["file"] in KNOWN_MISSES else pytest.param(c, id=ids([c])[0]) for c in RULE_LABELS]
 VALID_CASES = [c for c in CASES if c["rule"] == "VALID"]
 
 
@@ -28,11 +38,12 @@ def test_labels_come_from_the_runner_and_cover_every_case_file():
     assert LABELS["generated_by"] == "scripts/run_probes.py" and LABELS["mindspore"] == "2.10.0"
     on_disk = sorted(f"cases/{p.name}" for p in (PROBES / "cases").glob("*.py"))
     assert sorted(c["file"] for c in CASES) == on_disk
-    assert RULE_CASES and VALID_CASES
+    assert RULE_LABELS and VALID_CASES
+    assert set(KNOWN_MISSES) <= {c["file"] for c in RULE_LABELS}
     assert all(c["expect_matches"] for c in CASES)
 
 
-@pytest.mark.parametrize("case", RULE_CASES, ids=ids(RULE_CASES))
+@pytest.mark.parametrize("case", RULE_CASES)
 def test_labelled_rule_found_at_its_line(case):
     line, strict = expected_line(case)
     findings = analyze(read(case)).findings

@@ -102,6 +102,18 @@ def test_noqa_on_the_reported_line_suppresses(rule, example):
     assert rule.code in {f.code for f in analyze("\n".join(lines)).findings}
 
 
+@pytest.mark.parametrize("rule,example", INVALID)
+def test_noqa_on_the_printed_line_suppresses(rule, example):
+    """The line `bprop-lsp check` prints is where users write the noqa (BP012 prints the base's bprop, BP013 the
+    wrapped def, while their statement is the `bprop = ...` line): it silences the finding and is not unused."""
+    finding = next(f for f in analyze(example.code).findings if f.code == rule.code)
+    lines = example.code.split("\n")
+    lines[finding.span.start.line] += f"  # noqa: {rule.code}"
+    findings = analyze("\n".join(lines)).findings
+    assert [f for f in findings if f.code == rule.code and f.span == finding.span] == []
+    assert not [f for f in findings if f.code == "BP900" and f.span.start.line == finding.span.start.line]
+
+
 _CONCISE = re.compile(r"^(?P<file>.+?):(?P<line>\d+):(?P<column>\d+): (?P<code>BP\d{3})(?: \[[*-]\])? \w+: (?P<message>.*)$")
 
 

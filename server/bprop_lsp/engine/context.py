@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass
 from functools import cached_property
 
+from .conditions import never_taken
 from .definitions import ClassInfo, Function, Member
 from .mindspore_api import CUSTOM_NAMES, is_mindspore
 from .program import Program
@@ -183,6 +184,11 @@ class Context:
             if candidate is None:
                 candidate = sieve[id(cls)] = self._may_be_cell_site(cls)
             if not candidate:
+                continue
+            if cls.node.parent.type != "file_input" and never_taken(p, cls.node, None):
+                # ``if USE_FAST: class Gate ... else: class Gate ...`` on a module flag: the class statement of the
+                # branch Python never takes makes no class at all. (Not in the sieve: it reads the flag's value,
+                # which another statement holds.)
                 continue
             parts = found.get(id(cls))
             if parts is None:

@@ -53,6 +53,8 @@ def exactly(mode: str | None) -> Modes:
 _CONDITIONAL = {"if_stmt", "for_stmt", "while_stmt", "match_stmt", "case_block", "async_stmt"}
 _SCOPES = ("funcdef", "classdef")
 _MAX_DEPTH = 24
+_MODULE_SETUP = ("setup_module", "setUpModule")
+_MODULE_TEARDOWN = ("teardown_module", "tearDownModule")
 
 
 def _scope(node):
@@ -220,9 +222,17 @@ class ModeModel:
         events = [(n, m) for n, m in self._events_of(None) if not _under_main_guard(n)]
         state = self._apply(None, events, None, UNKNOWN)
         if leaks:
+            # pytest runs a module's ``setup_module`` once, after the module's statements and before its tests
+            # (unittest's ``setUpModule`` likewise): the mode it sets is the one every test starts in.
+            setups = [scope for scope in self.events if scope is not None and _scope(scope) is None
+                      and scope.name.value in _MODULE_SETUP and not self._has_uses(scope)]
+            for scope in setups:
+                state = self._apply(scope, self._events_of(scope), None, state)
             for scope in list(self.events):
                 if scope is None or _scope(scope) is not None and _scope(scope).type != "classdef":
                     continue  # module level, or a nested function (its callers decide)
+                if scope in setups or scope.name.value in _MODULE_TEARDOWN:
+                    continue  # (a teardown runs after every test of the module)
                 if self._has_uses(scope):
                     continue
                 left = self._apply(scope, self._events_of(scope), None, state)

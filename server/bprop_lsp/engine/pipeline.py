@@ -93,9 +93,11 @@ def analyze_module(module, text: str, settings: Settings, with_syntax_errors: bo
                 continue
             seen.add(key)
             noqa_line = draft.noqa_line if draft.noqa_line is not None else draft.span.start.line
-            codes = noqa.get(noqa_line)
-            if codes is not None and (not codes or rule.code in codes):
-                used.setdefault(noqa_line, set()).add(rule.code)
+            # A noqa works on the statement's line (noqa_line) and on the line the finding is printed on.
+            silenced = next((line for line in dict.fromkeys((noqa_line, draft.span.start.line))
+                             if (codes := noqa.get(line)) is not None and (not codes or rule.code in codes)), None)
+            if silenced is not None:
+                used.setdefault(silenced, set()).add(rule.code)
                 continue
             # (Only a finding MindSpore raises in one mode needs to know where its cell runs.)
             where = modes_at(ctx, settings, draft.span, evidence, mode_memo) if len(fails_in) == 1 else None

@@ -48,6 +48,8 @@ def resolve_function(program: Program, expr, *, class_members: dict | None = Non
     if t == "name":
         return _resolve_name(program, expr, class_members, depth)
     call = call_of(expr) if t in ("power", "atom_expr") else None
+    if call is None and t in ("power", "atom_expr") and len(expr.children) == 2 and expr.children[0].type == "name":
+        return _class_attribute(program, expr) or _table_entry(program, expr, depth)
     if call is not None:
         callee, trailer = call
         positional, keywords, has_star = call_arguments(trailer)
@@ -73,6 +75,68 @@ def resolve_function(program: Program, expr, *, class_members: dict | None = Non
                 return result
         return None
     return None
+
+
+def _class_attribute(program: Program, expr) -> Resolved | None:
+    """``Scale.bprop`` in another class's body: the plain ``def`` of the file's only class of that name (looked up
+    through its MRO); in Python 3 that is the function itself, bound anew on the class that takes it."""
+    name, trailer = expr.children[0].value, expr.children[1]
+    if trailer.type != "trailer" or trailer.children[0] != "." or trailer.children[1].type != "name":
+        return None
+    classes = program.classes_by_name.get(name) or []
+    if len(classes) != 1 or scope_of(classes[0].node).type != "file_input":
+        return None
+    if program.assignments.get(name) or program.functions.get(name) or name in program.imports:
+        return None  # the name is rebound somewhere: which class it names depends on the flow
+    member = program.lookup(classes[0], trailer.children[1].value)
+    if member is None or member.ambiguous or member.function is None or member.value is not None:
+        return None
+    fn = member.function
+    if fn.is_lambda or fn.decorators:
+        return None  # (a staticmethod read through the class is its function, a property is not a function)
+    return Resolved(Function(fn.node, fn.name, decorators=fn.decorators))
+
+
+def _table_entry(program: Program, expr, depth: int) -> Resolved | None:
+    """``GRADS["square"]``: the entry of a module-level dict display bound once and never changed in place (no
+    subscript assignment, ``del`` or method call on it in the file) whose keys are all string literals."""
+    import ast
+
+    name, trailer = expr.children[0].value, expr.children[1]
+    if trailer.type != "trailer" or trailer.children[0] != "[" or trailer.children[1].type != "string":
+        return None
+    try:
+        key = ast.literal_eval(trailer.children[1].value)
+    except (ValueError, SyntaxError):
+        return None
+    values = program.assignments.get(name) or []
+    if len(values) != 1 or program.functions.get(name) or name in program.imports:
+        return None
+    table = unwrap_parens(values[0])
+    if scope_of(table).type != "file_input" or table.type != "atom" or table.children[0] != "{" \
+            or len(table.children) != 3 or table.children[1].type != "dictorsetmaker":
+        return None
+    if program.text_contains(name + ".") or program.text_contains(name + " ."):
+        return None  # ``GRADS.update(...)``, ``GRADS.setdefault(...)``: changed in place
+    for stmt in program.nodes_matching(name, ("expr_stmt", "del_stmt")):
+        if stmt.type == "del_stmt":
+            return None
+        for target in stmt.children[:-1:2] if len(stmt.children) >= 3 else ():
+            code = target.get_code(include_prefix=False)
+            if code.startswith(name) and code[len(name):].lstrip().startswith("["):
+                return None  # ``GRADS["square"] = other``
+    entries = table.children[1].children
+    found = None
+    for i in range(0, len(entries), 4):
+        if entries[i] == "**" or i + 2 >= len(entries) or entries[i + 1] != ":" or entries[i].type != "string":
+            return None
+        try:
+            this = ast.literal_eval(entries[i].value)
+        except (ValueError, SyntaxError):
+            return None
+        if this == key:
+            found = entries[i + 2]
+    return resolve_function(program, found, depth=depth + 1) if found is not None else None
 
 
 def callee_name_node(call_node):

@@ -18,9 +18,14 @@ work: workspace_scan.py).
 A document over the size limit (``documents.oversize``) is not analysed: one warning names it. An analysis
 that raises is recorded for its (text revision, settings) like a result: no retry until either changes.
 
-Debounce is leading- and trailing-edge: an edit after a quiet spell is analysed at once (a single edit reaches
-the client as fast as the engine allows); edits arriving while an analysis runs or within ``debounce``
-seconds of the last one are coalesced into one trailing analysis of the newest text.
+Pacing (pacing.py) is leading- and trailing-edge: an edit after a quiet spell is analysed at once (a single edit
+reaches the client as fast as the engine allows); edits arriving while an analysis runs or close behind one another
+(a burst) are coalesced into one trailing analysis of the newest text, which starts once the document has been quiet
+for a wait that follows the document's own analysis time (a few ms to ``debounce`` at most), and at least every
+``pacing.MAX_STALL_S`` in a burst that does not end. A request waiting for the result (a pull, a code action, a
+hover) cuts the wait short. An analysis a newer version superseded is dropped before it starts or right after its
+parse (the tree is then up to date for the next one), unless diagnostics have waited ``MAX_STALL_S`` already: such
+an analysis runs to its end and, pushed, its diagnostics go out for the version it analysed.
 """
 from __future__ import annotations
 
@@ -30,7 +35,9 @@ import gc
 import itertools
 import logging
 import os
+import sys
 import time
+import weakref
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -38,6 +45,7 @@ from ..sources import MAX_BYTES
 from .diagnostics import publish
 from .documents import DocState, Result, oversize
 from .gc_hold import GcHold
+from .pacing import Pace
 from .scan_process import ChildDied, ScanProcess, Unavailable
 from . import worker as prio
 from .worker import PriorityWorker
@@ -50,6 +58,7 @@ DEFAULT_DEBOUNCE_MS = 80
 VERIFY_IDLE_S = 0.4
 VERIFY_GROUP = 32  # at most this many fixes checked together in one job
 VERIFY_FIRST_GROUP = 4  # the first group's size; the next ones are sized to take about VERIFY_CHUNK_S
+SWITCH_INTERVAL_S = 0.0005  # sys.setswitchinterval in the server's process (see Scheduler.__init__)
 VERIFY_CHUNK_S = 0.05  # the longest a chunk of fix checks keeps the worker when nothing else waits
 
 
@@ -71,13 +80,19 @@ class Scheduler:
         # large file's analysis (seconds) never holds a keystroke up in the queue.
         self.scan_executor = PriorityWorker("bprop-scan")
         self.scan_process = ScanProcess()
-        self.debounce = debounce_seconds()
+        self.debounce = debounce_seconds()  # the longest wait before a burst's analysis (pacing.py)
+        self._paces: dict[int, Pace] = {}  # id(DocState) -> its pacing (dropped with the state)
+        self._nudges: dict[int, asyncio.Future] = {}  # id(DocState) -> what its waiting analysis sleeps on
         self._ids = itertools.count(1)
         # Bumped by every edit, open, close or settings change (workspace diagnostics long-poll on it).
         self.generation = 0
         self._change_waiters: list = []
         self._jobs_running = 0
         self.gc_hold = GcHold()
+        # The event loop takes the GIL from a running analysis after at most this long (CPython's default, 5 ms,
+        # made each message of a burst that arrives while an analysis runs wait up to 5 ms, two or three times: the
+        # burst's last edit reached the scheduler tens of ms late, and an analysis superseded meanwhile ran on).
+        sys.setswitchinterval(SWITCH_INTERVAL_S)
 
     # ------------------------------------------------------------------ the worker
     def run(self, fn, *args, priority: int = prio.REQUEST) -> asyncio.Future:
@@ -142,18 +157,55 @@ class Scheduler:
         except asyncio.TimeoutError:
             pass
 
-    def schedule(self, state: DocState) -> None:
+    def pace(self, state: DocState) -> Pace:
+        """The document's pacing (pacing.py), made on first use."""
+        pace = self._paces.get(id(state))
+        if pace is None:
+            pace = self._paces[id(state)] = Pace(self.debounce)
+            weakref.finalize(state, self._paces.pop, id(state), None)
+        return pace
+
+    def schedule(self, state: DocState, *, edited: bool = True) -> None:
+        """Analyse the document's current text (``edited``: it changed; else someone waits for its result)."""
         self.bump()
         if state.closed:
             return
         if self._skip_oversized(state):
             return
-        if state.task is not None and not state.task.done():
+        pace = self.pace(state)
+        running = state.task is not None and not state.task.done()
+        if edited:
+            pace.edited()
+        else:
+            pace.hurry()
+        if running:
             state.dirty = True  # the running loop picks the newest text up
+            self._nudge(state)  # a waiting one works its delay out again
             return
-        delay = max(0.0, state.last_start + self.debounce - time.monotonic())
-        state.task = asyncio.get_running_loop().create_task(self._run(state, delay))
+        state.task = asyncio.get_running_loop().create_task(self._run(state))
         state.task.add_done_callback(self._log_failure)
+
+    def _nudge(self, state: DocState) -> None:
+        fut = self._nudges.get(id(state))
+        if fut is not None and not fut.done():
+            fut.set_result(None)
+
+    async def _pause(self, state: DocState, pace: Pace) -> None:
+        """Sleep until ``pace`` says the next analysis starts, working the delay out again after each edit or
+        request (``_nudge``)."""
+        loop = asyncio.get_running_loop()
+        while not state.closed:
+            delay = pace.delay()
+            if delay <= 0:
+                return
+            fut = self._nudges[id(state)] = loop.create_future()
+            timer = loop.call_later(delay, lambda: fut.done() or fut.set_result(None))
+            try:
+                await fut
+            finally:
+                timer.cancel()
+                if self._nudges.get(id(state)) is fut:
+                    del self._nudges[id(state)]
 
     def schedule_all(self) -> None:
         for state in list(self.ls.store.states.values()):
@@ -194,12 +246,15 @@ class Scheduler:
         if not task.cancelled() and task.exception() is not None:
             log.error("analysis failed", exc_info=task.exception())
 
-    async def _run(self, state: DocState, delay: float) -> None:
-        if delay:
-            await asyncio.sleep(delay)
+    async def _run(self, state: DocState) -> None:
+        pace = self.pace(state)
         while not state.closed:
+            await self._pause(state, pace)
+            if state.closed:
+                break
             state.dirty = False
             state.last_start = time.monotonic()
+            pace.started()
             doc = state.doc
             revision = doc.revision
             settings = self.ls.settings.for_uri(doc.settings_uri)
@@ -207,7 +262,7 @@ class Scheduler:
             held = state.analysed_once and self.gc_hold.acquire()
             try:
                 try:
-                    await self._analyse(state)
+                    await self._analyse(state, pace)
                 except asyncio.CancelledError:
                     raise
                 except Exception as exc:  # noqa: BLE001 - one bad document must not stop the others
@@ -218,13 +273,13 @@ class Scheduler:
                         self.ls.log_error(f"bprop-lsp: analysing {doc.uri} (version {doc.version}) failed: "
                                           f"{exc.__class__.__name__}: {exc}; no findings until it changes")
                         self._store_empty(state, settings, skipped="analysis failed")
+                        pace.published()
                 self._wake(state)
             finally:
                 if held:
                     self.gc_hold.release_soon()
             if not state.dirty:
                 break
-            await asyncio.sleep(self.debounce)
 
     def _wake(self, state: DocState) -> None:
         waiters, state.waiters = state.waiters, []
@@ -237,10 +292,11 @@ class Scheduler:
         return r is not None and r.revision == state.doc.revision and \
             r.settings == self.ls.settings.for_uri(state.doc.settings_uri)
 
-    async def _analyse(self, state: DocState) -> None:
+    async def _analyse(self, state: DocState, pace: Pace) -> None:
         doc = state.doc
         settings = self.ls.settings.for_uri(doc.settings_uri)
         if self.is_fresh(state):
+            pace.published()
             return
         version, revision, text = doc.version, doc.revision, doc.text
         t0 = time.perf_counter()
@@ -251,16 +307,49 @@ class Scheduler:
             from .did_close import collection_pending
 
             freeze = not collection_pending()
-        analysis = await self.run(self._analyse_text, state, text, settings, freeze,
-                                  priority=prio.KEYSTROKE if state.analysed_once else prio.OPEN)
-        log.info("analysed %s v%s in %.1f ms", doc.uri, version, (time.perf_counter() - t0) * 1e3)
+
+        def superseded() -> bool:
+            # Asked on the worker thread (attribute reads), before the parse and after it.
+            return (state.closed or state.doc is not doc or doc.revision != revision) and pace.may_drop()
+
+        done = await self.run(self._analyse_text, state, text, settings, freeze, superseded,
+                              priority=prio.KEYSTROKE if state.analysed_once else prio.OPEN)
+        if done is None:
+            log.info("dropped the analysis of %s v%s (superseded after %.1f ms)", doc.uri, version,
+                     (time.perf_counter() - t0) * 1e3)
+            return
+        analysis, seconds = done
+        log.info("analysed %s v%s in %.1f ms (%.1f on the worker)", doc.uri, version,
+                 (time.perf_counter() - t0) * 1e3, seconds * 1e3)
+        if state.analysed_once:
+            pace.finished(seconds)  # (a first analysis, a full parse, says nothing of a keystroke's)
         state.analysed_once = True
         if state.closed or state.doc is not doc or doc.revision != revision:
-            return  # stale: a newer version is (or will be) analysed
+            # Stale: a newer version is (or will be) analysed. Unless diagnostics have waited too long already (a
+            # burst that does not end), they go out for the version analysed, in that text's positions.
+            if state.doc is doc and not state.closed and not pace.may_drop() and not self.ls.caps.pull_diagnostics:
+                self._publish_stale(state, version, revision, text, analysis)
+                pace.published()
+            return
         needs_check = any(f.fix is not None for f in analysis.findings)
         self._store(state, version, settings, analysis, verified=not needs_check)
+        pace.published()
         if needs_check:
             self._start_verify(state, state.result, text, delay=VERIFY_IDLE_S)
+
+    def _publish_stale(self, state: DocState, version, revision: int, text: str, analysis) -> None:
+        """Push the findings of ``text`` (version ``version``, no longer the document's) without keeping them as
+        the document's result: positions converted in that text's lines, fixes left out (unchecked, and of
+        another text; the data names that text's revision, so a code action knows them outdated)."""
+        from .documents import Document
+
+        old = Document(state.doc.uri, text, version)
+        findings = [replace(f, fix=None) if f.fix is not None else f for f in analysis.findings]
+        diagnostics = state.conversions.convert(self.ls, old.uri, version, findings, old.line_text, revision,
+                                                checked=False)
+        publish(self.ls, old.uri, version, diagnostics)
+        log.info("pushed the diagnostics of %s v%s while the document is at v%s (a burst with no pause)", old.uri,
+                 version, state.doc.version)
 
     def _start_verify(self, state: DocState, result: Result, text: str, delay: float) -> None:
         if state.verify_task is not None and not state.verify_task.done():
@@ -396,11 +485,18 @@ class Scheduler:
             progress.next += 1
         return out
 
-    def _analyse_text(self, state: DocState, text: str, settings, freeze: bool | None = None):
-        """``freeze`` (a document's first analysis, None otherwise): the collector is off while its tree is built
+    def _analyse_text(self, state: DocState, text: str, settings, freeze: bool | None = None, superseded=None):
+        """(the analysis of ``text``, the seconds it took here), or None when ``superseded()`` says a newer version
+        made it stale before it started or once its parse is done (the rules, most of the time, are not run; the
+        tree is up to date for the next version's parse, which then re-parses only what changed since).
+
+        ``freeze`` (a document's first analysis, None otherwise): the collector is off while its tree is built
         (each full collection would walk the growing tree: pauses of hundreds of ms in a 10k-line file), and with
         ``freeze`` the tree is frozen out of the collector's way before the rules run (their temporaries stay
         collectable)."""
+        if superseded is not None and superseded():
+            return None
+        t0 = time.perf_counter()
         session = state.engine_session()
         if freeze is not None:
             gc.disable()
@@ -410,9 +506,13 @@ class Scheduler:
                     gc.freeze()
             finally:
                 gc.enable()
+        elif superseded is not None:
+            session.parse(text)
+        if superseded is not None and superseded():
+            return None
         # Neither syntax errors nor fix checks on the keystroke path: syntax errors are not published, and the
         # fixes are checked after the diagnostics are out (``_verify``), which counts the errors itself.
-        return session.analyse(text, settings)
+        return session.analyse(text, settings), time.perf_counter() - t0
 
     def warm_up(self) -> None:
         """Import the engine and the rules and load parso's grammar off the event loop, before the first document
@@ -448,9 +548,12 @@ class Scheduler:
                 return state.result
             fut = asyncio.get_running_loop().create_future()
             state.waiters.append(fut)
+            # Someone is waiting: no wait before the analysis (pacing.py).
             if state.task is None or state.task.done():
-                state.last_start = -1e9  # someone is waiting: no debounce
-                self.schedule(state)
+                self.schedule(state, edited=False)
+            else:
+                self.pace(state).hurry()
+                self._nudge(state)
             await fut  # a cancelled request ($/cancelRequest) raises CancelledError here
         return state.result
 

@@ -108,6 +108,11 @@ SINGLE_TENSOR_CALLS = frozenset("""
     logsumexp norm cumsum outer dot scalar_to_tensor stop_gradient ReLU Mul Add Sub Div RealDiv Neg Exp Log Sin Cos
     Tanh Sigmoid Abs Sign Sqrt Square Pow MatMul BatchMatMul Transpose Reshape ZerosLike OnesLike Cast Select
     ExpandDims Squeeze BroadcastTo ReduceSum ReduceMean Fill Tile Maximum Minimum Softmax
+    stack concat cat hstack vstack flip roll one_hot pad slice strided_slice gather_nd gather_elements index_select
+    masked_select tensor_scatter_update scatter_nd isnan isinf logical_and logical_or logical_not equal not_equal
+    greater less greater_equal less_equal mul_no_nan addn einsum tensordot diag triu tril sinh cosh asin acos atan
+    atan2 erfc expm1 log2 log10 relu6 gelu silu elu leaky_relu softplus hardswish mish selu
+    Concat Stack AddN ReLU6 GeLU Gather GatherNd OneHot Pad Slice StridedSlice Erf Equal Greater Less LogicalNot
 """.split())
 TENSOR_CONSTRUCTORS = frozenset({"mindspore.Tensor", "mindspore.common.tensor.Tensor", "mindspore.common.Tensor"})
 
@@ -1183,3 +1188,80 @@ def anchor_span(ctx, fn: Function):
 def is_dict_display(node) -> bool:
     """``{...}``: a dict (or set) display."""
     return node.type == "atom" and node.children[0] == "{"
+
+
+def instance_truth(ctx, site, cond):
+    """True/False when a condition has that value on every instance the file builds: a module flag or literal
+    (``const_truth``), or ``self.flag`` / ``not self.flag`` with the values the file's ``Cls(...)`` calls give it
+    (GRAPH folds those; PYNATIVE evaluates them the same way). None otherwise."""
+    from ..engine.conditions import const_truth
+    from ..engine.trees import dotted
+
+    truth = const_truth(ctx.program, cond)
+    if truth is not None or site is None:
+        return truth
+    cond = unwrap_parens(cond)
+    negated = cond.type == "not_test"
+    text = dotted(cond.children[1] if negated else cond)
+    if text is None or not text.startswith("self.") or text.count(".") != 1:
+        return None
+    values = ctx.attribute_values(site.cls, text[5:])
+    if not values:
+        return None
+    truths = {const_truth(ctx.program, v) for v in values}
+    if len(truths) != 1 or None in truths:
+        return None
+    return truths.pop() != negated
+
+
+def reachable_returns(fn_node, truth) -> set | None:
+    """ids of the ``return`` statements of the function that some path reaches once the conditions ``truth`` knows
+    (``instance_truth``: module flags, literals, ``self.flag`` as every instance the file builds has it) are
+    folded, as GRAPH folds them and PYNATIVE evaluates them (bprop-rules.md, further behaviours 11): ``if
+    self.fast: return (dx,)`` on a cell built with ``fast=True`` makes the statements after it unreachable. Only
+    ``if`` chains are folded; a return inside any other compound statement counts as reachable. None for a lambda."""
+    if fn_node.type != "funcdef":
+        return None
+    found: set = set()
+
+    def suite_statements(suite):
+        return [c for c in suite.children if c.type not in ("newline", "indent", "dedent")] \
+            if suite.type == "suite" else [suite]
+
+    def block(statements) -> bool:  # whether every path through the statements returns
+        for stmt in statements:
+            if stmt.type == "simple_stmt" or stmt.type == "return_stmt" or stmt.type == "keyword":
+                smalls = stmt.children if stmt.type == "simple_stmt" else [stmt]
+                for small in smalls:
+                    if small.type == "return_stmt" or (small.type == "keyword" and small.value == "return"):
+                        found.add(id(small))
+                        return True
+                continue
+            if stmt.type == "if_stmt":
+                children, i, ends, exhaustive = stmt.children, 0, True, False
+                while i < len(children):
+                    if children[i] == "else":
+                        cond, suite, i = None, children[i + 2], i + 3
+                    else:
+                        cond, suite, i = children[i + 1], children[i + 3], i + 4
+                    known = True if cond is None else truth(cond)
+                    if known is False:
+                        continue
+                    ends = block(suite_statements(suite)) and ends
+                    if known is True:
+                        exhaustive = True
+                        break  # (the later branches are never reached)
+                if ends and exhaustive:
+                    return True
+                continue
+            stack = [stmt]  # any other compound statement: each of its returns may be reached
+            while stack:
+                node = stack.pop()
+                if node.type == "return_stmt" or (node.type == "keyword" and node.value == "return"):
+                    found.add(id(node))
+                elif node.type not in ("funcdef", "lambdef", "classdef", "async_funcdef") or node is stmt:
+                    stack.extend(getattr(node, "children", ()))
+        return False
+
+    block(suite_statements(fn_node.children[-1]))
+    return found

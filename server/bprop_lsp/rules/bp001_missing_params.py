@@ -19,6 +19,23 @@ class MissingParams(Rule):
     fix_title = "Add the missing trailing parameters"
     valid = (
         Valid(example("""
+            from mindspore import nn
+
+            def _square_grad(self, x, out):
+                return (2 * x,)
+
+            def _full_grad(self, x, out, dout):
+                return (2 * x * dout,)
+
+            GRADS = {"square": _square_grad}
+            GRADS["square"] = _full_grad
+
+            class Square(nn.Cell):
+                def construct(self, x):
+                    return x * x
+                bprop = GRADS["square"]
+            """), "the table is changed in place before the class reads it: which entry is live is not guessed"),
+        Valid(example("""
             import os
             from mindspore import nn
 
@@ -82,6 +99,54 @@ class MissingParams(Rule):
               "    def bprop(self, x, out, dout):\n        return (dout,)\n", "*inputs: the count depends on the call"),
     )
     invalid = (
+        Invalid(example("""
+            from mindspore import nn
+
+            def _square_grad(self, x, out):
+                return (2 * x,)
+
+            def _cube_grad(self, x, out, dout):
+                return (3 * x * x * dout,)
+
+            GRADS = {"square": _square_grad, "cube": _cube_grad}
+
+            class Square(nn.Cell):
+                def construct(self, x):
+                    return x * x
+                bprop = GRADS["square"]
+            """), note="the bprop is an entry of a module dict of functions (probe r09)",
+                fixed=example("""
+            from mindspore import nn
+
+            def _square_grad(self, x, out, dout):
+                return (2 * x,)
+
+            def _cube_grad(self, x, out, dout):
+                return (3 * x * x * dout,)
+
+            GRADS = {"square": _square_grad, "cube": _cube_grad}
+
+            class Square(nn.Cell):
+                def construct(self, x):
+                    return x * x
+                bprop = GRADS["square"]
+            """),
+                at="3:5", message=("bprop of Square must take (self, x, out, dout): it lacks dout")),
+        Invalid(example("""
+            from mindspore import nn
+
+            class Scale(nn.Cell):
+                def construct(self, x):
+                    return x * 3
+                def bprop(self, x, out, dout):
+                    return (dout * 3,)
+
+            class ScaleAdd(nn.Cell):
+                def construct(self, x, y):
+                    return 3 * x + y
+                bprop = Scale.bprop
+            """), note="another class's bprop read through the class (probe r02); no fix: Scale needs it as it is",
+                at="6:9", message=("bprop of ScaleAdd must take (self, x, y, out, dout): it lacks y")),
         Invalid(example("""
             from mindspore import nn
 

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ..engine.context import Context
-from ..engine.model import Fix
+from ..engine.model import Fix, Related
 from ..engine.param_edits import insert_after
 from .base import example, NEVER, Draft, Invalid, Rule, Valid
 from ._signature import decorator_removal, def_span, view
@@ -53,7 +53,11 @@ class StaticMethodBprop(Rule):
             if removal is not None and "self" not in {q.name for q in v.fn.params}:
                 fix = Fix("Make bprop a normal method taking self",
                           (removal, *insert_after(v.fn, None, ["self"], ctx.program.index)))
+            # `bprop = staticmethod(f)`: the finding stands at f's def, the note at the binding that made it static.
+            stmt = site.bprop.node if site.bprop is not None else None
+            related = ((Related(ctx.program.span(stmt), "bound with staticmethod here"),)
+                       if stmt is not None and stmt.type == "expr_stmt" else ())
             yield Draft(def_span(ctx, v.fn),
                         f"bprop of {site.owner_label} is a @staticmethod: GRAPH_MODE silently ignores it and uses "
                         f"automatic differentiation, PYNATIVE_MODE calls it — the gradients differ",
-                        fails_in=NEVER, fix=fix, noqa_line=v.fn.def_line)
+                        fails_in=NEVER, fix=fix, related=related, noqa_line=v.fn.def_line)

@@ -51,6 +51,17 @@ class NonTupleReturn(Rule):
         Invalid(example("""
             from mindspore import nn, ops
 
+            class Add(nn.Cell):
+                def construct(self, x, y):
+                    return x + y
+                def bprop(self, x, y, out, dout):
+                    return ops.stack([dout, dout])
+            """), note="one stacked Tensor, not a tuple of two gradients (probe q14)",
+                at="6:9", message=("bprop of Add returns one bare value for 2 inputs: return a tuple with one "
+                                   "gradient per input")),
+        Invalid(example("""
+            from mindspore import nn, ops
+
             class RoundST(nn.Cell):
                 def construct(self, x):
                     return ops.round(x)

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from ..engine.context import Context
 from .base import example, BOTH, GRAPH, Draft, Invalid, Rule, Valid
-from ._returns import anchor_span, cell_subjects, is_dict_display, is_nested_tuple, return_related, returns_of
+from ._returns import (anchor_span, cell_subjects, instance_truth, is_dict_display, is_nested_tuple, reachable_returns,
+                       return_related, returns_of)
 
 
 class TooFewGrads(Rule):
@@ -65,8 +66,42 @@ class TooFewGrads(Rule):
             """), "concatenation and a conditional expression of equal lengths"),
         Valid("from mindspore import nn, ops\nclass P(nn.Cell):\n    def construct(self, x, n):\n        return x ** n\n"
               "    def bprop(self, x, n, out, dout):\n        return dout * n * x ** (n - 1), ops.zeros_like(n)\n"),
+        Valid(example("""
+            from mindspore import nn
+
+            class Mul(nn.Cell):
+                def __init__(self, fast=False):
+                    super().__init__()
+                    self.fast = fast
+                def construct(self, x, y):
+                    return x * y
+                def bprop(self, x, y, out, dout):
+                    if self.fast:
+                        return (dout * y,)
+                    return dout * y, dout * x
+
+            net = Mul()
+            """), "the short path is under a flag no instance of the file sets (probe q29)"),
     )
     invalid = (
+        Invalid(example("""
+            from mindspore import nn
+
+            class Mul(nn.Cell):
+                def __init__(self, fast=False):
+                    super().__init__()
+                    self.fast = fast
+                def construct(self, x, y):
+                    return x * y
+                def bprop(self, x, y, out, dout):
+                    if self.fast:
+                        return (dout * y,)
+                    return dout * y, dout * x
+
+            net = Mul(fast=True)
+            """), note="every instance the file builds takes the short path: GRAPH folds `self.fast` (probe q28)",
+                at="9:9", message=("bprop of Mul returns 1 gradient(s) for 2 input(s): return one gradient per "
+                                   "input, ops.zeros_like(x) for those without one")),
         Invalid(example("""
             from mindspore import nn
 
@@ -162,9 +197,18 @@ class TooFewGrads(Rule):
     def check(self, ctx: Context):
         for subject in cell_subjects(ctx):
             info = returns_of(subject.fn, ctx.program)
-            if info is None or len({r.shape.length for r in info.returns if r.shape.kind == "tuple"}) > 1:
-                continue  # paths disagree: BP023 speaks for it
-            for r in info.returns:
+            if info is None:
+                continue
+            returns = info.returns
+            if len({r.shape.length for r in returns if r.shape.kind == "tuple"}) > 1:
+                # Paths disagree. GRAPH folds conditions on module flags and on attributes every instance has alike
+                # (PYNATIVE takes the same path): the returns left on the path taken are the ones that count.
+                reachable = reachable_returns(subject.fn.node, lambda c: instance_truth(ctx, subject.site, c))
+                if reachable is not None:
+                    returns = [r for r in returns if id(r.stmt) in reachable]
+                if len({r.shape.length for r in returns if r.shape.kind == "tuple"}) > 1:
+                    continue  # paths still disagree: BP023 speaks for it
+            for r in returns:
                 s = r.shape
                 if s.kind != "tuple" or s.length >= subject.lo:
                     continue

@@ -7,7 +7,8 @@ from ..engine.trees import is_within, unwrap_parens
 from ..engine.zeros_like import zeros_like_call
 from .base import example, GRAPH, NEVER, Draft, Invalid, Rule, Valid
 from ._imports import ops_name
-from ._returns import AUGMENTED, leaves_of as _leaves, anchor_span, cell_subjects, local_assignments, restrict, return_related, returns_of
+from ._returns import (AUGMENTED, leaves_of as _leaves, anchor_span, cell_subjects, instance_truth,
+                       local_assignments, restrict, return_related, returns_of)
 
 
 class NoneGradient(Rule):
@@ -157,7 +158,7 @@ class NoneGradient(Rule):
                 for i, item in enumerate(entries):
                     if i >= subject.hi:
                         break  # (entries past the inputs are dropped anyway: BP022)
-                    none = _none_leaf(ctx.program, item, assignments, lambda c: _instance_truth(ctx, site, c))
+                    none = _none_leaf(ctx.program, item, assignments, lambda c: instance_truth(ctx, site, c))
                     if none is None:
                         continue
                     if not_tensors is None:
@@ -189,30 +190,6 @@ class NoneGradient(Rule):
                                 related=return_related(ctx, r, "None returned here"),
                                 noqa_line=subject.fn.def_line, subject=subject.site)
                     break
-
-
-def _instance_truth(ctx, site, cond):
-    """True/False when a condition has that value on every instance the file builds: a module flag or literal
-    (``const_truth``), or ``self.flag`` / ``not self.flag`` with the values the file's ``Cls(...)`` calls give it
-    (GRAPH folds those; PYNATIVE evaluates them the same way). None otherwise."""
-    from ..engine.conditions import const_truth
-    from ..engine.trees import dotted
-
-    truth = const_truth(ctx.program, cond)
-    if truth is not None or site is None:
-        return truth
-    cond = unwrap_parens(cond)
-    negated = cond.type == "not_test"
-    text = dotted(cond.children[1] if negated else cond)
-    if text is None or not text.startswith("self.") or text.count(".") != 1:
-        return None
-    values = ctx.attribute_values(site.cls, text[5:])
-    if not values:
-        return None
-    truths = {const_truth(ctx.program, v) for v in values}
-    if len(truths) != 1 or None in truths:
-        return None
-    return truths.pop() != negated
 
 
 def _none_leaf(program, item, assignments, truth_of=None):

@@ -160,7 +160,7 @@ class ParameterGradsZero(Rule):
                     break
             if used is None and not dict_return:
                 continue
-            if not dict_return and _weights_never_asked(site.cls):
+            if not dict_return and (_weights_never_asked(site.cls) or _file_takes_input_gradients_only(ctx)):
                 continue
             if dict_return:
                 msg = (f"bprop of {site.owner_label} returns a {{name: gradient}} dict for Parameters: MindSpore does "
@@ -197,6 +197,21 @@ def _weights_never_asked(cls) -> bool:
                                  and value.count("(") == 1):
                 return False  # the class, or an instance of it, leaves the function
     return True
+
+
+# What takes a gradient in a file (a script or a test module, rather than a library of layers).
+_GRADIENT_WORDS = ("GradOperation", "grad(", "value_and_grad", "vjp(", "jvp(")
+
+
+def _file_takes_input_gradients_only(ctx: Context) -> bool:
+    """Whether the file takes gradients (a script, a test module) and nothing in it asks for weight gradients or
+    trains: then no Parameter gradient of this program is ever read, and MindSpore's silently zero ones are
+    unobservable (probe q25: ``GradOperation(get_all=True)`` of a cell whose construct uses a Parameter runs in both
+    modes). A file that takes no gradient at all is a library of layers: some training script will, so the finding
+    stands there."""
+    p = ctx.program
+    return (any(p.text_contains(word) for word in _GRADIENT_WORDS)
+            and not any(p.text_contains(word) for word in _WEIGHT_WORDS))
 
 
 def _self_reads(fn_node) -> list:
