@@ -383,6 +383,56 @@ def test_a_helper_that_sets_the_mode_counts_where_it_is_called():
     assert severities(later) == ["error"]
 
 
+MEMO_TEXT = SESSION_TEXT + "\n\ndef unrelated(x):\n    y = x + 1\n    return y\n"
+
+
+@pytest.mark.parametrize("edits", [
+    [("y = x + 1", "y = x + 2"), ("y = x + 2", "y = x + 1")],  # nothing the modes were read from: read back
+    [("    return y\n", "    return grad_all(Free())(y)\n"), ("    return grad_all(Free())(y)\n", "    return y\n")],
+    [("    return y\n", "    return grad_all(Net())(y)\n"), ("y = x + 1", "y = x + 3")],  # a name never used
+    [("    helper()\n", "    helpers()\n"), ("    helpers()\n", "    helper()\n")],  # the caller of the helper
+    [("def helper():", "def helper_():"), ("def helper_():", "def helper():")],
+    [("def test_b():", "def tst_b():"), ("def tst_b():", "def test_b():")],
+    [("class Free(nn.Cell)", "class Free(Base)"), ("def unrelated(x):", "class Base(nn.Cell):\n    pass\n\n\n"
+                                                   "def unrelated(x):")],
+    [("import numpy as np\n", "import numpy as np\n\n"), ("import numpy as np\n\n", "import numpy as np\n")],
+    [("    y = x + 1\n", "    y = x + 1\n\n"), ("    y = x + 1\n\n", "    y = x + 1\n")],  # (below the Cells)
+    [("import numpy as np\n", "import numpy as np\nFree()\n"), ("    helper()\n", "\n    helper()\n"),
+     ("import numpy as np\nFree()\n", "import numpy as np\n")],  # a use comes and goes with lines
+    [("import numpy as np\n", "import numpy as np\n\n\ndef test_c():\n    Net()\n\n"),
+     ("    return y\n", "    return y\n\n\n\n")],
+    [("def test_b():\n    ms.set_context(mode=ms.PYNATIVE_MODE)\n    helper()\n",
+      "def test_b():\n    ms.set_context(mode=ms.PYNATIVE_MODE)\n\n    helper()\n")],
+    [("\n\ndef unrelated(x):\n    y = x + 1\n    return y\n", ""),  # a statement goes, then comes back above
+     ("def helper():", "def unrelated(x):\n    y = x + 1\n    return y\n\n\ndef helper():")],
+], ids=["unrelated", "use-added", "other-name", "caller-renamed", "helper-renamed", "test-renamed", "base",
+        "lines-above", "lines-below", "use-with-lines", "test-with-lines", "mode-with-lines", "statement-moved"])
+def test_the_mode_memo_reads_back_only_what_an_edit_cannot_change(edits):
+    with DocumentSession("mode memo") as session:
+        text = MEMO_TEXT
+        assert _describe(session.analyse(text)) == _describe(analyze(text, verify_fixes=False))
+        for old, new in edits:
+            assert old in text, old
+            text = text.replace(old, new, 1)
+            incremental = _describe(session.analyse(text))
+            assert incremental == _describe(analyze(text, verify_fixes=False)), text
+        memo = session._doc.mode_memo
+        assert memo.asked
+        if edits[0][0] in ("y = x + 1", "import numpy as np\n") and len(edits) == 2:
+            # (the edits replaced a statement that names nothing read, or moved every statement)
+            assert memo.reused == memo.asked
+
+
+def test_the_mode_memo_sees_statements_change_places():
+    a, b = "\n\nms.set_context(mode=ms.GRAPH_MODE)\n", "\n\nms.set_context(mode=ms.PYNATIVE_MODE)\n"
+    body = HEAD + a + "\n\n" + param_net("Lone", "") + b
+    swapped = HEAD + b + "\n\n" + param_net("Lone", "") + a
+    with DocumentSession("mode memo") as session:
+        for text in (body, swapped, body):
+            assert _describe(session.analyse(text)) == _describe(analyze(text, verify_fixes=False)), text
+    assert severities(body) != severities(swapped)  # (the mode the module leaves decides)
+
+
 # ------------------------------------------------------------ what pytest runs around the tests (setup_module)
 
 _PYTEST_PROBES = Path(__file__).parent / "fixtures" / "pytest_probes"

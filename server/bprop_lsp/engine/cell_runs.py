@@ -21,7 +21,7 @@ from typing import Callable
 
 from . import query
 from .context import CellSite, Context
-from .tracked import Fingerprints, Revision, locate, tracked_program, _wrap
+from .tracked import Fingerprints, Revision, tracked_program, _wrap
 
 _SITE = object()  # a kept draft's subject that was its site (read back as the site of the analysis reading it)
 _FAILED = object()  # the rule raised for this site: the file gets none of its drafts, as in one run
@@ -131,11 +131,10 @@ class CellMemo:
         moved = layout = None
         self.ran_sites = []
         per_site = []
+        located = revision.sites()  # (each site located once: its key here, its path in the replay)
         for site in ctx.cell_sites:
-            try:
-                where = (settings_key, ctx.want_fixes, codes, locate(site))
-            except query.Untracked:
-                where = None
+            place = located.get(id(site))
+            where = (settings_key, ctx.want_fixes, codes, place) if place is not None else None
             entry = old.get(where) if where is not None else None
             if entry is not None and revision.replay.holds(entry[0]):
                 self.reused += 1
@@ -185,8 +184,7 @@ def _for_site(results: dict, site: CellSite) -> dict:
 
 def _layout(program, prints: Fingerprints) -> list[tuple[int, bytes]]:
     """(line where its code starts, digest) of each top-level statement (the digests kept with the statements)."""
-    return [(child.start_pos[0], prints.node(child)[4]) for child in program.module.children
-            if child.type != "endmarker"]
+    return program.statement_layout()
 
 
 class _Gone(Exception):
@@ -214,7 +212,7 @@ class _Moves:
                 self._to[(line, digest)] = lines[k]
         self._entries: dict | None = None
         self._old = entries
-        self._done: dict[int, tuple] = {}
+        self._done: dict[tuple, tuple] = {}
 
     def entry(self, where):
         if self._entries is None:
@@ -252,28 +250,38 @@ class _Moves:
         return line + now - start
 
     def _moved(self, value):
-        if type(value) is tuple and len(value) > 2:
-            # (Records of one analysis share their prints: each is moved once.)
-            found = self._done.get(id(value))
-            if found is not None and found[0] is value:
-                return found[1]
-            moved = self._moved_afresh(value)
-            self._done[id(value)] = (value, moved)
-            return moved
-        return self._moved_afresh(value)
-
-    def _moved_afresh(self, value):
-        if type(value) is tuple:
-            if len(value) == 5 and value[0] == "n" and type(value[3]) is tuple:  # a node's print
-                _, kind, (line, column), (top, top_column), digest = value
-                now = self._to.get((top, digest))
-                if now is None:
-                    raise _Gone
-                return ("n", kind, (line + now - top, column), (now, top_column), digest)
-            if len(value) == 4 and value[0] == "node" and type(value[2]) is tuple:  # a node's locator
-                _, kind, (line, column), height = value
-                return ("node", kind, (self._line(line), column), height)
-            return tuple([self._moved(v) for v in value])
-        if type(value) is frozenset:
-            return frozenset(self._moved(v) for v in value)
+        kind = type(value)
+        if kind is tuple:
+            # (Records read the same paths, and prints share their parts: each value is moved once, by value, and
+            # one holding no position is itself.)
+            found = self._done.get(value)
+            if found is None:
+                found = self._done[value] = self._moved_tuple(value)
+            return found
+        if kind is frozenset:
+            moved = frozenset([self._moved(v) for v in value])
+            return value if moved == value else moved
         return value
+
+    def _moved_tuple(self, value: tuple):
+        n = len(value)
+        if n == 5 and value[0] == "n" and type(value[3]) is tuple:  # a node's print
+            _, kind, (line, column), (top, top_column), digest = value
+            now = self._to.get((top, digest))
+            if now is None:
+                raise _Gone
+            return value if now == top else ("n", kind, (line + now - top, column), (now, top_column), digest)
+        if n == 4 and value[0] == "node" and type(value[2]) is tuple:  # a node's locator
+            _, kind, (line, column), height = value
+            now = self._line(line)
+            return value if now == line else ("node", kind, (now, column), height)
+        items = None
+        for i, v in enumerate(value):
+            kind = type(v)
+            if kind is tuple or kind is frozenset:
+                moved = self._moved(v)
+                if moved is not v:
+                    if items is None:
+                        items = list(value)
+                    items[i] = moved
+        return value if items is None else tuple(items)

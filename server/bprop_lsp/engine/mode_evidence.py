@@ -2,11 +2,13 @@
 ``set_context`` where the network runs, a gradient taken inside a ``@jit`` function, a test function's own class."""
 from __future__ import annotations
 
+import bisect
 import logging
 
 from .context import Context
 from .modes import ModeModel, Modes, exactly
 from .settings import Settings
+from .trees import statement_code, statement_words
 
 _log = logging.getLogger(__name__)
 
@@ -18,12 +20,14 @@ def file_modes(ctx: Context, settings: Settings) -> Modes | None:
     return None
 
 
-def modes_at(ctx: Context, settings: Settings, span, file_evidence: Modes | None) -> Modes | None:
+def modes_at(ctx: Context, settings: Settings, span, file_evidence: Modes | None,
+             memo: "ModeMemo | None" = None) -> Modes | None:
     """The modes a finding's cell runs in (None: the file does not tell). The mode in effect is the one where the
     network runs, read along the file's code paths (engine/modes.py; bprop-rules.md, further behaviours 30, 31,
     43): a ``set_context`` inside the function that uses the cell beats the module's, a test function's own
     ``class Net`` is governed by that function's mode, and a gradient taken inside a ``@jit`` function that
-    reaches the cell follows GRAPH's rules."""
+    reaches the cell follows GRAPH's rules. With ``memo`` (a document's), an answer of the last analysis is read
+    back while the edit since touched nothing it was read from (``ModeMemo``)."""
     if settings.mode in ("graph", "pynative"):
         return file_evidence
     model = ctx.__dict__.get("_mode_model", False)
@@ -31,17 +35,153 @@ def modes_at(ctx: Context, settings: Settings, span, file_evidence: Modes | None
         model = None
         p = ctx.program
         jit = jit_gradient_functions(ctx)
-        if jit or p.text_contains("set_context"):
+        setting = p.text_contains("set_context")
+        if jit or setting:
             model = ModeModel(p, jit)
         ctx.__dict__["_mode_model"] = model
+        if memo is not None:
+            memo.begin(p, (setting, tuple(_located(p, node) for node in jit)))
     if model is None:
         return None
+    where = (span.start.line, span.start.column)
+    if memo is not None:
+        found = memo.answer(where)
+        if found is not _MISSING:
+            return found
     try:
         leaf = ctx.program.module.get_leaf_for_position((span.start.line + 1, span.start.column))
-        return model.of_finding(leaf) if leaf is not None else None
+        found = model.of_finding(leaf) if leaf is not None else None
     except (Exception, RecursionError):  # noqa: BLE001 - a bug of ours here must cost the mode, not the findings
         _log.debug("reading the mode along the code paths failed; the mode stays unknown", exc_info=True)
-        return None
+        found = None
+    if memo is not None:
+        memo.keep(where, found, model.words)
+    return found
+
+
+_MISSING = object()
+
+
+def _located(program, node) -> tuple:
+    """A funcdef's place within its top-level statement, and the digest of that statement."""
+    top = node
+    while top.parent is not None and top.parent.type != "file_input":
+        top = top.parent
+    line, column = node.start_pos
+    return line - top.start_pos[0], column, program.statement_digest(program.statement_facts(top), top)
+
+
+class ModeMemo:
+    """A document's answers of ``modes_at`` (the mode model's, per finding place), kept from one analysis to the next
+    while every top-level statement of the text whose code spells one of the words the answers were read from
+    (``ModeModel.words``: every statement the model reads it found by one of them, and walks no further than that
+    statement) is still there, the same code in the same order (moved, when lines were added or removed above it),
+    every statement that went, came or changed spells none of them and holds no ``set_context``, and the ``@jit``
+    gradient functions are the same. An answer moves with its statement; one in a statement that went or changed
+    is asked again."""
+
+    def __init__(self):
+        self._answers: dict = {}
+        self._words: set[str] = set()
+        self._gate = None
+        # What the analysis the answers are of hands on (None until it is done: one that stops half-way hands
+        # nothing on): its ``ProgramTables`` (the program a delta is from) and its statements' layout.
+        self._tables = None
+        self._layout = None
+        self._begun = None  # the program of the analysis asking now
+        self.reused = self.asked = 0  # (for tests and benchmarks)
+
+    def begin(self, program, gate) -> None:
+        if gate != self._gate or not self._holds(program):
+            self._answers, self._words = {}, set()
+        self._gate = gate
+        self._begun = program
+        self._tables = self._layout = None
+        self.reused = self.asked = 0
+
+    def answer(self, where):
+        self.asked += 1
+        found = self._answers.get(where, _MISSING)
+        if found is not _MISSING:
+            self.reused += 1
+        return found
+
+    def keep(self, where, modes, words) -> None:
+        self._answers[where] = modes
+        self._words |= words
+
+    def advance(self, program, tables) -> None:
+        """The analysis of ``program`` is done (``tables``: what it hands to the next)."""
+        if self._begun is not program and not self._holds(program):
+            self._answers, self._words = {}, set()
+        self._tables = tables
+        self._layout = program.statement_layout(full=True) if self._answers else None
+        self._begun = None
+
+    def _holds(self, program) -> bool:
+        if not self._answers:
+            return True
+        delta = program.delta
+        if delta is not None and self._tables is not None and delta.previous is self._tables:
+            return self._holds_replaced(delta)
+        return self._holds_moved(program)
+
+    def _untouched(self, facts: dict) -> bool:
+        """Whether a statement that went, came or changed leaves the answers as they were."""
+        code = facts.get("code")
+        if code is None or "set_context" in code:
+            return False
+        return self._words.isdisjoint(statement_words(facts, None))
+
+    def _holds_replaced(self, delta) -> bool:
+        (_old, _, old_facts), (new, _, new_facts) = delta.old, delta.new
+        statement_code(new_facts, new)
+        if not self._untouched(old_facts) or not self._untouched(new_facts):
+            return False
+        first, last = new.start_pos[0] - 1, new.end_pos[0] - 1  # (span lines count from 0)
+        for where in [w for w in self._answers if first <= w[0] <= last]:
+            del self._answers[where]
+        return True
+
+    def _holds_moved(self, program) -> bool:
+        before = self._layout
+        if before is None:
+            return False
+        after = program.statement_layout(full=True)
+        # The k-th statement of a digest then is the k-th of that digest now; the others went or came.
+        now: dict[bytes, list[int]] = {}
+        for j, entry in enumerate(after):
+            now.setdefault(entry[1], []).append(j)
+        seen: dict[bytes, int] = {}
+        to: list = []
+        last = -1
+        for _line, digest_, facts in before:
+            k = seen.get(digest_, 0)
+            seen[digest_] = k + 1
+            found = now.get(digest_)
+            j = found[k] if found is not None and k < len(found) else None
+            if j is not None:
+                if j < last:
+                    return False  # (statements in another order)
+                last = j
+            elif not self._untouched(facts):
+                return False
+            to.append(j)
+        kept = {j for j in to if j is not None}
+        if any(j not in kept and not self._untouched(entry[2]) for j, entry in enumerate(after)):
+            return False
+        starts = [entry[0] for entry in before]
+        answers = {}
+        for (line, column), modes in self._answers.items():
+            i = bisect.bisect_right(starts, line + 1) - 1
+            if i < 0 or to[i] is None:
+                continue  # (in a statement that went or changed)
+            shift = after[to[i]][0] - before[i][0]
+            if i + 1 < len(before) and (to[i + 1] is None or after[to[i + 1]][0] - before[i + 1][0] != shift):
+                continue  # (the lines between it and the next, that next statement's prefix, may have changed)
+            answers[(line + shift, column)] = modes
+        self._answers = answers
+        return True
 
 
 def jit_gradient_functions(ctx: Context) -> list:

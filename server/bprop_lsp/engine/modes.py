@@ -97,6 +97,9 @@ class ModeModel:
         self._partial: set = set()
         self._calling: list = []
         self._names: dict = {}
+        # The words whose occurrences the answers were read from (``word_offsets``, ``nodes_matching``, the classes
+        # naming a base): everything a answer reads of the file lies in a top-level statement spelling one of them.
+        self.words: set[str] = set()
 
     # ------------------------------------------------------------------ what the file sets
 
@@ -104,6 +107,7 @@ class ModeModel:
     def events(self) -> dict:
         if self._events is None:
             events: dict = {}
+            self.words.add("set_context")
             for node in self.p.nodes_matching("set_context", ("power", "atom_expr")):
                 mode = set_context_mode(node)
                 if mode is None:
@@ -260,7 +264,7 @@ class ModeModel:
                 # which it appears only at its ``def``, calls it nowhere.)
                 if code is not None and setter.name.value not in code:
                     continue
-                if code is None and len(self.p.word_offsets(setter.name.value)) < 2:
+                if code is None and len(self._word_offsets(setter.name.value)) < 2:
                     continue
                 scope = _binding_scope(setter)
                 for leaf in self._references(setter.name.value, scope, setter.name):
@@ -364,7 +368,7 @@ class ModeModel:
         if found is None:
             found = []
             module = self.p.module
-            for offset in self.p.word_offsets(name):
+            for offset in self._word_offsets(name):
                 pos = self.p.index.position(offset)
                 leaf = module.get_leaf_for_position((pos.line + 1, pos.column + 1))
                 if leaf is not None and leaf.type == "name" and leaf.value == name:
@@ -372,8 +376,13 @@ class ModeModel:
             self._names[key] = found
         return found
 
+    def _word_offsets(self, word: str) -> list[int]:
+        self.words.add(word)
+        return self.p.word_offsets(word)
+
     def _subclasses(self, cls_node) -> list:
         name = cls_node.name.value
+        self.words.add(name)  # (a class whose base is ``name`` or ``x.name`` spells it)
         found = []
         for cls in self.p.classes:
             node = cls.node

@@ -115,6 +115,14 @@ def _end_pos(self):
     node = self.children[-1]
     while isinstance(node, BaseNode):
         node = node.children[-1]
+    if node.type == "newline":
+        # (parso's ``Leaf.end_pos`` splits the value by a regex: a newline's is one line break, or none at the end of
+        # a file without one)
+        value = node.value
+        if value in ("\n", "\r\n", "\r"):
+            return node.line + 1, 0
+        if not value:
+            return node.line, node.column
     return node.end_pos
 
 
@@ -556,6 +564,8 @@ class ParsedDocument:
         # The whole-file tables of the last analysis of this tree (``program.ProgramTables``): the next program
         # patches them when a keystroke replaced one statement (``program.StatementDelta``).
         self.last_tables = None
+        # The mode model's answers of the last analysis (mode_evidence.ModeMemo): set by a DocumentSession.
+        self.mode_memo = None
         # Called every few thousand tokens of a full parse (``preempt.py``): the workspace scan's pause.
         self.pause = None
 
@@ -725,6 +735,7 @@ class ParsedDocument:
             self._issues = _IssueCache()
             self.cell_memo = None
             self.last_tables = None
+            self.mode_memo = None
 
 
 def syntax_errors(module: Module) -> list:

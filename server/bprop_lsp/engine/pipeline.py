@@ -91,6 +91,7 @@ def analyze_module(module, text: str, settings: Settings, with_syntax_errors: bo
     seen: set[tuple] = set()
     used: dict[int, set[str]] = {}  # noqa line -> the codes it suppressed
     enabled = [rule for rule in rules if settings.enabled(rule.code)]
+    mode_memo = doc.mode_memo if own else None
     memoised = cell_drafts(ctx, [rule for rule in enabled if getattr(rule, "scope", "module") == "cell"], _drafts_or_none,
                            doc.cell_memo if doc is not None and not fork else None, repr(settings))
     for rule in enabled:
@@ -121,7 +122,7 @@ def analyze_module(module, text: str, settings: Settings, with_syntax_errors: bo
                 used.setdefault(silenced, set()).add(rule.code)
                 continue
             # (Only a finding MindSpore raises in one mode needs to know where its cell runs.)
-            where = modes_at(ctx, settings, draft.span, evidence) if len(fails_in) == 1 else None
+            where = modes_at(ctx, settings, draft.span, evidence, mode_memo) if len(fails_in) == 1 else None
             severity, message = _severity(fails_in, where, draft.message)
             if severity is Severity.INFO and in_a_local_class(ctx, draft.span):
                 continue  # a class defined in a function runs only where that function runs: known not to fail
@@ -165,6 +166,8 @@ def analyze_module(module, text: str, settings: Settings, with_syntax_errors: bo
                         skeletons=skeletons_of(ctx) if with_skeletons else [], failures=list(ctx.failures))
     if own:
         doc.last_tables = program.tables()
+        if mode_memo is not None:
+            mode_memo.advance(program, doc.last_tables)
     return analysis
 
 

@@ -25,6 +25,7 @@ from .mindspore_api import is_cell_name, is_nn_layer_name, is_primitive_name, mo
 from .model import Position, Span
 from .scope import CURRENT as _WORKSPACE
 from .parsing import POSITIONAL  # statement facts under keys with this prefix hold positions
+from .parsing import digest
 from .text import LineIndex
 from .trees import (NodeView, call_arguments, call_of, decorators_of, dict_items, display_items, dotted,
                     is_module_level, statement_code, statement_words, string_value)
@@ -334,6 +335,43 @@ class Program:
         if entry is None or entry[0] is not top:
             return self._loose_facts  # not in this module's tree (a light view, a synthetic node)
         return entry[2]
+
+    def statement_digest(self, facts: dict, top) -> bytes:
+        """The digest of a top-level statement's code (read once, kept with its facts)."""
+        found = facts.get("digest")
+        if found is None:
+            found = digest(statement_code(facts, top))
+            if facts is not self.__dict__.get("_loose_facts"):
+                facts["digest"] = found
+        return found
+
+    def statement_layout(self, full: bool = False) -> list[tuple]:
+        """(line where its code starts, digest of its code) of each top-level statement, in order; ``full``: with
+        its facts too."""
+        layout = []
+        for (child, _scan, facts), start in zip(self._entries, self._statement_starts):
+            if child.type == "endmarker":
+                continue
+            digest_ = self.statement_digest(facts, child)
+            layout.append((start[0], digest_, facts) if full else (start[0], digest_))
+        return layout
+
+    @cached_property
+    def _statement_starts(self) -> list[tuple[int, int]]:
+        """``start_pos`` of each top-level statement (kept with the statement while it does not move)."""
+        starts = []
+        for child, _scan, facts in self._entries:
+            start = facts.get(POSITIONAL + "start")
+            if start is None:
+                start = facts[POSITIONAL + "start"] = child.start_pos
+            starts.append(start)
+        return starts
+
+    def statement_at(self, position: tuple[int, int]):
+        """The last top-level statement whose code starts at or before ``position`` (the one holding it, when it
+        is where a leaf starts); None before the first."""
+        i = bisect.bisect_right(self._statement_starts, position) - 1
+        return self.module.children[i] if i >= 0 else None
 
     def node_fact(self, node, key: str, compute):
         """``compute(node)``, a fact read from ``node`` alone, once while its top-level statement stays untouched

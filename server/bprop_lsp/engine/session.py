@@ -24,6 +24,7 @@ from typing import Callable, Sequence
 from .analysis import analyze_document
 from .fix_checks import fixes_checked_together, verified_findings
 from .cell_runs import CellMemo
+from .mode_evidence import ModeMemo
 from .fixes import fix_all as _fix_all
 from .model import Finding
 from .pipeline import Analysis
@@ -42,6 +43,7 @@ class DocumentSession:
         self.rules = tuple(rules)  # what every analysis, fix check and fix-all of this document runs
         self._doc = ParsedDocument()
         self._doc.cell_memo = CellMemo()
+        self._doc.mode_memo = ModeMemo()
         self._failures_logged: set[str] = set()
 
     def parse(self, text: str) -> None:

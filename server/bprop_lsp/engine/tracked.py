@@ -21,14 +21,14 @@ from __future__ import annotations
 from dataclasses import fields, is_dataclass
 from enum import Enum
 from types import GeneratorType
-from typing import Hashable, Iterator
+from collections.abc import Iterator
+from typing import Hashable
 
 from parso.tree import Leaf, NodeOrLeaf
 
 from . import query
 from .definitions import ClassInfo, Function, Member
 from .parsing import digest as text_digest
-from .trees import statement_code
 
 # Program attributes that answer from a node's own top-level statement (and its place) alone: not reads of the
 # program, handed through untracked.
@@ -92,6 +92,29 @@ def _is_node(value) -> bool:
 _MODEL = (ClassInfo, Function, Member)
 _FIELDS: dict[type, tuple[str, ...]] = {}
 
+_CATEGORY: dict[type, str] = {}
+
+
+def _category(kind: type) -> str:
+    """How ``Fingerprints`` prints a value of type ``kind`` (the checks in the order they were made for each value,
+    read once per type)."""
+    if issubclass(kind, NodeOrLeaf):
+        return "node"
+    if kind in _MODEL or is_dataclass(kind):
+        return "model"
+    if issubclass(kind, (tuple, list)):
+        return "list"
+    if issubclass(kind, dict):
+        return "dict"
+    if issubclass(kind, (set, frozenset)):
+        return "set"
+    if issubclass(kind, Enum):
+        return "enum"
+    if issubclass(kind, _Tracked):
+        return "tracked"
+    return "other"
+
+
 class Fingerprints:
     """Fingerprints of one revision's values (a node's is memoised by identity for the revision)."""
 
@@ -109,9 +132,12 @@ class Fingerprints:
             return (kind.__name__, value)
         if kind is list or kind is tuple:
             return ("l", tuple([self(v, depth + 1) for v in value]))
-        if issubclass(kind, NodeOrLeaf):
+        category = _CATEGORY.get(kind)
+        if category is None:
+            category = _CATEGORY[kind] = _category(kind)
+        if category == "node":
             return self.node(value)
-        if kind in _MODEL or is_dataclass(kind):
+        if category == "model":
             # (The model's objects are printed once per revision: a class is the owner of many functions.)
             found = self._objects.get(id(value))
             if found is not None and found[0] is value:
@@ -120,15 +146,15 @@ class Fingerprints:
             self._objects[id(value)] = (value, print_)
             return print_
         d = depth + 1
-        if isinstance(value, (tuple, list)):
+        if category == "list":
             return ("l", tuple(self(v, d) for v in value))
-        if isinstance(value, dict):
+        if category == "dict":
             return ("d", tuple((self(k, d), self(v, d)) for k, v in value.items()))
-        if isinstance(value, (set, frozenset)):
+        if category == "set":
             return ("s", frozenset(self(v, d) for v in value))
-        if isinstance(value, Enum):
+        if category == "enum":
             return ("e", type(value).__name__, value.value)
-        if isinstance(value, _Tracked):
+        if category == "tracked":
             return ("root", value._path)
         raise Untracked(type(value).__name__)
 
@@ -152,7 +178,13 @@ class Fingerprints:
         names = _FIELDS.get(kind)
         if names is None:
             names = _FIELDS[kind] = tuple(f.name for f in fields(kind))
-        return ("D", kind.__name__, tuple([self(getattr(value, n), d) for n in names]))
+        printed = []
+        for name in names:
+            field_value = getattr(value, name)
+            field_kind = type(field_value)
+            # (a plain value printed here: a call fewer per field)
+            printed.append((field_kind.__name__, field_value) if field_kind in _PLAIN else self(field_value, d))
+        return ("D", kind.__name__, tuple(printed))
 
     def node(self, node) -> tuple:
         found = self._nodes.get(id(node))
@@ -168,13 +200,13 @@ class Fingerprints:
             if kept is not None and kept[0] is top:
                 digest = kept[1]
             else:
-                facts = self.program.statement_facts(top)
-                if facts is getattr(self.program, "_loose_facts", None):
+                program = self.program
+                entry = program._statements.get(id(top))
+                facts = entry[2] if entry is not None and entry[0] is top else program.statement_facts(top)
+                if facts is program.__dict__.get("_loose_facts"):
                     digest = text_digest(top.get_code())  # (another module's statement: ``workspace.py``)
                 else:
-                    digest = facts.get("digest")
-                    if digest is None:
-                        digest = facts["digest"] = text_digest(statement_code(facts, top))
+                    digest = program.statement_digest(facts, top)
                 self._tops[id(top)] = (top, digest)
         # (Where the statement starts is in the print: a node's code and every position in it hold while the
         # statement's code and place do; its type and start tell it within the statement.)
@@ -350,6 +382,7 @@ class Revision:
         self.prints = Fingerprints(ctx.program)
         self.replay = query.Replay(self.walk, self.prints)
         self._sites: dict | None = None
+        self._located: dict | None = None
         self._found: dict = {}
 
     def walk(self, path: tuple):
@@ -387,14 +420,22 @@ class Revision:
                 raise query.Untracked(kind)
         return value
 
-    def site(self, where):
-        if self._sites is None:
-            self._sites = {}
+    def sites(self) -> dict:
+        """id of each Cell site -> where it is (``locate``; none for a site that cannot be located)."""
+        if self._located is None:
+            self._located, self._sites = {}, {}
             for site in self.ctx.cell_sites:
                 try:
-                    self._sites.setdefault(locate(site), site)
+                    where = locate(site)
                 except query.Untracked:
-                    pass
+                    continue
+                self._located[id(site)] = where
+                self._sites.setdefault(where, site)
+        return self._located
+
+    def site(self, where):
+        if self._sites is None:
+            self.sites()
         site = self._sites.get(where)
         if site is None:
             raise LookupError("no such site")
@@ -455,9 +496,28 @@ class Revision:
 
     def node(self, where):
         _, type_, start, steps = where
-        node = self.program.module.get_leaf_for_position(start)
+        top = self.program.statement_at(start)
+        node = _leaf_starting_at(top if top is not None else self.program.module, start)
         for _ in range(steps):
             node = node.parent if node is not None else None
         if node is None or node.type != type_ or node.start_pos != start:
             raise LookupError("no such node")
         return node
+
+
+def _leaf_starting_at(module, start: tuple[int, int]):
+    """The last leaf of ``module`` starting at or before ``start`` (the first leaf of a node ``locate`` described,
+    when that node is still there): found by the children's starts, which cost a walk down their first children,
+    where parso's ``get_leaf_for_position`` compares ends (a walk down the last children, then the leaf's lines)."""
+    node = module
+    while not isinstance(node, Leaf):
+        children = node.children
+        lower, upper = 0, len(children) - 1
+        while lower < upper:
+            index = (lower + upper + 1) // 2
+            if children[index].start_pos <= start:
+                lower = index
+            else:
+                upper = index - 1
+        node = children[lower]
+    return node
