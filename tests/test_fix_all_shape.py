@@ -157,3 +157,17 @@ def test_fix_all_never_leaves_a_bprop_with_too_many_parameters():
         if sum(f.code == "BP002" for f in analyze(fixed).findings) > sum(f.code == "BP002" for f in before):
             bad.append(path.name)
     assert bad == []
+
+
+def test_no_parameter_fix_under_a_wraps_adapter_that_picks_its_arguments():
+    """``@functools.wraps(fn) def adapter(self, *args): return fn(self, args[-1])``: GRAPH reads the wrapped def's
+    signature, PYNATIVE calls it through the adapter with one argument. Adding the missing parameters satisfied
+    GRAPH and broke PYNATIVE (probe p22_13's fixed program, run by verify_fixes_mindspore.py): BP001 stands
+    without a fix there."""
+    from pathlib import Path
+
+    from bprop_lsp.checker import analyze
+
+    text = (Path(__file__).parent / "fixtures" / "probes" / "cases" /
+            "p22_13_functools_wraps_torch_style.py").read_text(encoding="utf-8")
+    assert [(f.code, f.fix) for f in analyze(text).findings] == [("BP001", None)]
