@@ -504,7 +504,7 @@ def encode_finding(f: "Finding") -> dict[str, Any]:
 
 def decode_finding(d: Any) -> "Finding":
     """The finding ``encode_finding`` wrote; ValueError/TypeError/KeyError for anything else."""
-    from ..engine.model import Applicability, Edit, Finding, Fix, Related, Severity, Span
+    from ..engine.model import Applicability, Edit, Finding, Fix, Severity, Span
 
     def span(v) -> Span:
         if not (isinstance(v, list) and len(v) == 4 and all(type(x) is int and x >= 0 for x in v)):

@@ -144,9 +144,8 @@ def parameters_span(fn: Function) -> Span | None:
     """The span of the def's parameter list, parentheses included (a lambda's: from its first parameter to its
     ``:``): what a fix that adds or renames parameters repairs (``Fix.repairs``)."""
     node = fn.node
-    if node.type == "funcdef":
-        params = node.children[2]
-        return Span(_pos(params.start_pos), _pos(params.end_pos))
+    if fn.params_node is not None:
+        return Span(_pos(fn.params_node.start_pos), _pos(fn.params_node.end_pos))
     if node.type == "lambdef":
         colon = next((c for c in node.children if c == ":"), None)
         if colon is None:

@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from .definitions import Function
 from .mindspore_api import JIT_NAMES, is_mindspore
 from .program import Program
-from .trees import call_arguments, call_of, decorators_of, is_within, iter_own_nodes, scope_of, unwrap_parens
+from .trees import (call_arguments, call_of, decorators_of, dict_items, is_within, iter_own_nodes, scope_of,
+                    unwrap_parens)
 
 _MAX_DEPTH = 8
 
@@ -113,8 +114,8 @@ def _table_entry(program: Program, expr, depth: int) -> Resolved | None:
     if len(values) != 1 or program.functions.get(name) or name in program.imports:
         return None
     table = unwrap_parens(values[0])
-    if scope_of(table).type != "file_input" or table.type != "atom" or table.children[0] != "{" \
-            or len(table.children) != 3 or table.children[1].type != "dictorsetmaker":
+    items = dict_items(table) if scope_of(table).type == "file_input" else None
+    if not items:
         return None
     if program.text_contains(name + ".") or program.text_contains(name + " ."):
         return None  # ``GRADS.update(...)``, ``GRADS.setdefault(...)``: changed in place
@@ -125,17 +126,16 @@ def _table_entry(program: Program, expr, depth: int) -> Resolved | None:
             code = target.get_code(include_prefix=False)
             if code.startswith(name) and code[len(name):].lstrip().startswith("["):
                 return None  # ``GRADS["square"] = other``
-    entries = table.children[1].children
     found = None
-    for i in range(0, len(entries), 4):
-        if entries[i] == "**" or i + 2 >= len(entries) or entries[i + 1] != ":" or entries[i].type != "string":
+    for entry_key, value in items:
+        if entry_key.type != "string":
             return None
         try:
-            this = ast.literal_eval(entries[i].value)
+            this = ast.literal_eval(entry_key.value)
         except (ValueError, SyntaxError):
             return None
         if this == key:
-            found = entries[i + 2]
+            found = value
     return resolve_function(program, found, depth=depth + 1) if found is not None else None
 
 
