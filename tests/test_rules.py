@@ -137,9 +137,10 @@ def test_pinned_positions_are_what_the_cli_prints(capsys, tmp_path):
         assert sorted(printed.get((name, code), []), key=lambda e: (e.line, e.column)) == list(example.expected()), name
 
 
-def test_bp007_names_the_line_of_the_call_and_follows_it_in_a_session():
-    """BP007 is reported on the bprop's def, so its message names the call's line (it said "here"), and an
-    editor's session, which reuses per-Cell results, still names the right line after the call moved."""
+def test_bp007_points_at_the_call_and_follows_it_in_a_session():
+    """BP007 is reported on the bprop's def, so the call is its related place (the CLI prints its line, an editor
+    links it; the message names no line, tests/test_position_free.py), and an editor's session, which reuses
+    per-Cell results, points at the right line after the call moved."""
     from bprop_lsp.checker import DocumentSession
     from bprop_lsp.rules import RULES_BY_CODE
 
@@ -148,7 +149,8 @@ def test_bp007_names_the_line_of_the_call_and_follows_it_in_a_session():
     with DocumentSession("bp007") as session:
         for source, line in ((text, 10), (moved, 12)):
             (finding,) = [f for f in session.analyse(source).findings if f.code == "BP007"]
-            assert f"called with 1 input(s) on line {line}:" in finding.message
+            assert "called with 1 input(s): GRAPH_MODE" in finding.message and "line" not in finding.message
+            assert finding.related[0].message == "called with 1 input(s) here"
             assert finding.related[0].span.start.line + 1 == line
 
 

@@ -21,6 +21,7 @@ from typing import Callable
 
 from . import query
 from .context import CellSite, Context
+from .model import Position, Span
 from .tracked import Fingerprints, Revision, tracked_program, _wrap
 
 _SITE = object()  # a kept draft's subject that was its site (read back as the site of the analysis reading it)
@@ -142,8 +143,8 @@ class CellMemo:
                 per_site.append(_for_site(entry[1], site))
                 continue
             if entry is None and where is not None and free:
-                # A site that found nothing, whose statements only moved (lines added or removed above): its
-                # record, moved with them, read again.
+                # A site whose statements only moved (lines added or removed above): its record, moved with them,
+                # read again.
                 if moved is None:
                     layout = _layout(ctx.program, revision.prints)
                     moved = _Moves(self._layout, layout, old)
@@ -151,7 +152,7 @@ class CellMemo:
                 if entry is not None and revision.replay.holds(entry[0]):
                     self.moved += 1
                     new[where] = entry
-                    per_site.append({})
+                    per_site.append(_for_site(entry[1], site))
                     continue
             self.ran += 1
             self.ran_sites.append(site.cls.name)
@@ -193,7 +194,7 @@ class _Gone(Exception):
 
 class _Moves:
     """Where each statement of the last analysis stands now, when its code is the same: the last analysis's records
-    of sites that found nothing, moved with their statements (``entry``)."""
+    of sites, their drafts included, moved with their statements (``entry``)."""
 
     def __init__(self, before: list | None, after: list, entries: dict):
         self._starts = [line for line, _ in before] if before else []
@@ -215,28 +216,48 @@ class _Moves:
         self._done: dict[tuple, tuple] = {}
 
     def entry(self, where):
+        """(reads, results) of the last analysis's record of the site now at ``where``, moved with its statements,
+        or None (no such record, or a position it holds is in a statement that changed)."""
         if self._entries is None:
             self._entries = {}
             if any(old != new for (old, _), new in self._to.items()):
                 for key, (reads, results) in self._old.items():
-                    if results:
-                        continue  # (drafts hold positions, and may say them: their site runs)
                     try:
                         moved = self._moved(key)
                     except _Gone:
                         continue
                     if moved != key:
-                        self._entries[moved] = (key, reads)
+                        self._entries[moved] = (key, reads, results)
         found = self._entries.get(where)
         if found is None:
             return None
-        key, reads = found
+        key, reads, results = found
         try:
             moved = query.Reads([(self._moved(path), self._moved(print_)) for path, print_ in reads.items],
                                 volatile=reads.volatile)
+            # Drafts move with their statements: a position-free rule's drafts (messages included) are what a run
+            # at the new place would give, every position in them moved by the lines its statement moved.
+            drafts = {code: found if found is _FAILED else tuple([self._draft(d) for d in found])
+                      for code, found in results.items()}
         except _Gone:
             return None
-        return moved, {}
+        return moved, drafts
+
+    def _draft(self, draft):
+        fix = draft.fix
+        if fix is not None:
+            fix = replace(fix, edits=tuple([replace(e, span=self._span(e.span)) for e in fix.edits]),
+                          repairs=None if fix.repairs is None else self._span(fix.repairs))
+        related = tuple([r if r.path is not None else replace(r, span=self._span(r.span)) for r in draft.related])
+        noqa_line = None if draft.noqa_line is None else self._line(draft.noqa_line + 1) - 1
+        return replace(draft, span=self._span(draft.span), fix=fix, related=related, noqa_line=noqa_line)
+
+    def _span(self, span: Span) -> Span:
+        """``span`` (0-based lines) where its statement stands now."""
+        start, end = self._line(span.start.line + 1) - 1, self._line(span.end.line + 1) - 1
+        if start == span.start.line and end == span.end.line:
+            return span
+        return Span(Position(start, span.start.column), Position(end, span.end.column))
 
     def _line(self, line: int) -> int:
         """Where line ``line`` of the last analysis's text stands now (it lies in a statement that only moved)."""

@@ -122,8 +122,9 @@ class Rule:
     # over the whole Context on every analysis. docs/writing-rules.md says what a rule may read.
     scope: ClassVar[str] = "module"
     # Whether what the rule finds for a Cell does not depend on where the code stands (it never turns an absolute
-    # line or column into a decision): then a Cell that found nothing, whose statements only moved (lines added
-    # above), is read back moved instead of run again. Leave it False if unsure: the Cell is run again.
+    # line or column into a decision, nor writes one into a message: a place to point at is a ``Related``): then
+    # a Cell whose statements only moved (lines added above) is read back with its drafts moved instead of run
+    # again. Leave it False if unsure: the Cell is run again.
     position_free: ClassVar[bool] = False
     # Rules whose finding on the same ``def`` reports the same mistake in other words (BP030 and BP031: a
     # Parameter owned by a custom-bprop cell): the engine keeps one finding there, the one of the highest severity,

@@ -41,7 +41,7 @@ class ConstructDefaults(Rule):
                 "    def construct(self, x, mask=None):\n        return x * 3\n    def bprop(self, x, mask, out, dout):\n"
                 "        return dout * 3, ops.zeros_like(x)\n\nx = Tensor(np.ones(2, np.float32))\n"
                 "print(ops.GradOperation(get_all=True)(M())(x))\n",
-                at="6:9", message=("M(x, mask) is called with 1 input(s) on line 10: GRAPH_MODE passes the bprop 1 "
+                at="6:9", message=("M(x, mask) is called with 1 input(s): GRAPH_MODE passes the bprop 1 "
                                    "input(s), PYNATIVE_MODE all 2 (defaults filled in), so bprop's 2 cannot satisfy "
                                    "both; pass every input at the call [fails in GRAPH_MODE]")),
     )
@@ -68,10 +68,11 @@ class ConstructDefaults(Rule):
                 if not fails:
                     continue
                 call_span = ctx.program.span(call.node)
-                # The finding is on the bprop's def: the message names the call's line (not "here").
+                # The finding is on the bprop's def; the call is its related place (a message names no line: the
+                # drafts of a Cell that only moved are moved, not written again).
                 yield Draft(def_span(ctx, v.fn),
-                            f"{site.cls.name}({', '.join(q.name for q in params)}) is called with {passed} input(s) "
-                            f"on line {call_span.start.line + 1}: GRAPH_MODE passes the bprop {passed} input(s), "
+                            f"{site.cls.name}({', '.join(q.name for q in params)}) is called with {passed} input(s): "
+                            f"GRAPH_MODE passes the bprop {passed} input(s), "
                             f"PYNATIVE_MODE all {hi} (defaults filled in), so bprop's {b} cannot satisfy both; pass "
                             f"every input at the call",
                             fails_in=frozenset(fails),

@@ -224,7 +224,6 @@ def _ignored_dout(ctx: Context, fn: Function, label: str, positional, in_test: b
         return None
     dout = positional[-1]
     # What follows the label is read from the function alone: kept with its statement, by parameter names.
-    # (The message may name a line: a positional fact, dropped when lines are inserted above the statement.)
     memo = ctx.program.node_fact(fn.node, POSITIONAL + "ignored_dout", lambda node: {})
     key = (tuple(p.name for p in positional), in_test)
     if key not in memo:
@@ -232,15 +231,17 @@ def _ignored_dout(ctx: Context, fn: Function, label: str, positional, in_test: b
     found = memo[key]
     if found is None:
         return None
-    rest, torch_style = found
+    rest, torch_style, rebinding = found
     related = (Related(ctx.program.span(dout.node.name), "the incoming gradient (dout), never read"),)
+    if rebinding is not None:
+        related += (Related(ctx.program.span(rebinding), f"`{dout.name}` is overwritten here, before it is read"),)
     fix = _chain_fix(ctx, fn, positional) if torch_style and ctx.want_fixes else None
     return Draft(def_span(ctx, fn), label + rest, fails_in=NEVER, fix=fix, related=related, noqa_line=fn.def_line)
 
 
-def _never_reads(fn: Function, positional, in_test: bool = False) -> tuple[str, bool] | None:
-    """(the message after the label, whether the body reads the parameter before dout as the incoming gradient)
-    when the bprop never reads dout and its gradients are no stand-ins."""
+def _never_reads(fn: Function, positional, in_test: bool = False) -> tuple[str, bool, object] | None:
+    """(the message after the label, whether the body reads the parameter before dout as the incoming gradient,
+    the statement overwriting dout or None) when the bprop never reads dout and its gradients are no stand-ins."""
     dout, out = positional[-1], positional[-2]
     body = fn.body
     if _is_stub(fn) or _uses_introspection(body):
@@ -268,7 +269,7 @@ def _never_reads(fn: Function, positional, in_test: bool = False) -> tuple[str, 
     what = f"`{dout.name}`" if dout.name == "dout" else f"`{dout.name}` (its last parameter: dout, the incoming gradient)"
     message = f" never reads {what}: its gradients do not depend on the downstream loss (chain rule)"
     if rebinding is not None:
-        message += f"; `{dout.name}` is overwritten on line {rebinding.start_pos[0]} before it is read"
+        message += f"; `{dout.name}` is overwritten before it is read"
     swapped = is_dout_like(out.name) and is_out_like(dout.name)
     if swapped:
         message += (f"; MindSpore passes (inputs..., out, dout) by position, so `{out.name}` holds the forward output "
@@ -280,7 +281,7 @@ def _never_reads(fn: Function, positional, in_test: bool = False) -> tuple[str, 
     elif reads_out and _out_read_as_gradient(fn, out.name, info, assignments):
         message += (f"; it reads `{out.name}` (the forward output) — did you mean `{dout.name}`? In MindSpore `out` is "
                     f"the forward result and `dout` the incoming gradient (PyTorch's grad_output)")
-    return message, torch_style or swapped
+    return message, torch_style or swapped, rebinding
 
 
 def _chain_fix(ctx: Context, fn: Function, positional) -> Fix | None:
