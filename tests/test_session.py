@@ -60,6 +60,25 @@ def test_parameter_and_return_hints():
     assert line[:info.hints[0].position.column].endswith("self, x")
 
 
+def test_hints_left_for_later_are_those_of_the_analysis_until_the_next_parse():
+    """A keystroke's analysis may leave ``bprops`` for later (the server's diagnostics do not wait for them):
+    ``session.bprops(text)`` then gives exactly what the analysis would have, and nothing once the tree is parsed
+    again (it reads the tree as that analysis left it)."""
+    text = SEED.replace("out):", "out, dout):")
+    moved = "# 注释 😀\n\n" + text
+    with DocumentSession() as session:
+        for source in (text, moved, text):
+            analysis = session.analyse(source, Settings(), with_bprops=False)
+            assert analysis.bprops == []
+            later = session.bprops(source)
+            assert later == analyze(source).bprops and len(later) == 1
+            assert session.bprops(source + "\n") is None  # (of another text)
+        session.parse(moved)
+        assert session.bprops(text) is None and session.bprops(moved) is None
+        assert session.analyse(moved, Settings()).bprops == analyze(moved).bprops
+        assert session.bprops(moved) is None  # (that analysis gave them itself)
+
+
 def test_skeleton_for_a_cell_without_bprop_checks_clean():
     with DocumentSession() as session:
         assert session.analyse(SEED, Settings()).skeletons == []  # only when asked for

@@ -83,16 +83,17 @@ def analyze_relevant(text: str, settings, *, rules, verify_fixes: bool):
 
 def analyze_document(doc: ParsedDocument, text: str, settings: Settings = Settings(), *, rules: Sequence[Rule],
                      verify_fixes: bool = True, with_syntax_errors: bool = True,
-                     with_skeletons: bool = False) -> Analysis:
+                     with_skeletons: bool = False, with_bprops: bool = True) -> Analysis:
     """Analyse ``text`` with ``rules``, the current text of the document whose parse state is ``doc`` (re-parsed
     incrementally)."""
     if "bprop" not in text and not (with_skeletons and "construct" in text):
         # Every rule is about a custom bprop, bprop_getters or bprop_debug: nothing to find.
+        doc.last_context = None
         return Analysis()
     module = doc.parse(text)
     # (Checking fixes needs no syntax errors of the whole file: see Baseline.)
     analysis = analyze_module(module, text, settings, with_syntax_errors, with_skeletons=with_skeletons, doc=doc,
-                               rules=rules)
+                               rules=rules, with_bprops=with_bprops)
     if verify_fixes:
         check_all_fixes(analysis, text, settings, doc, rules)
     return analysis

@@ -566,6 +566,9 @@ class ParsedDocument:
         self.last_tables = None
         # The mode model's answers of the last analysis (mode_evidence.ModeMemo): set by a DocumentSession.
         self.mode_memo = None
+        # (text, Context) of the last analysis that left its bprops for later (``pipeline.last_bprops``); any
+        # parse drops it (the tree it reads is changed in place).
+        self.last_context = None
         # Called every few thousand tokens of a full parse (``preempt.py``): the workspace scan's pause.
         self.pause = None
 
@@ -584,6 +587,7 @@ class ParsedDocument:
     def parse(self, text: str) -> Module:
         """The tree of ``text``; only what changed since the last parse is parsed again."""
         with self._lock:
+            self.last_context = None
             old_module, old_lines = self.module, self.lines
             patched = _patched(self.text, old_lines, text, self._line_starts) if old_lines is not None else None
             if patched is None:
@@ -736,6 +740,7 @@ class ParsedDocument:
             self.cell_memo = None
             self.last_tables = None
             self.mode_memo = None
+            self.last_context = None
 
 
 def syntax_errors(module: Module) -> list:

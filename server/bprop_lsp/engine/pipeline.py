@@ -76,9 +76,11 @@ def count_syntax_errors(text: str, doc: ParsedDocument | None = None) -> int:
 
 def analyze_module(module, text: str, settings: Settings, with_syntax_errors: bool = True,
                     want_fixes: bool = True, with_skeletons: bool = False, *, doc: ParsedDocument | None = None,
-                    fork: bool = False, lines: list[str] | None = None, rules: Sequence[Rule]) -> Analysis:
+                    fork: bool = False, lines: list[str] | None = None, rules: Sequence[Rule],
+                    with_bprops: bool = True) -> Analysis:
     """The findings of ``rules`` in ``module``: a one-off tree, ``doc``'s tree, or (``fork``) a fix's tree forked
-    from it (``lines``: its text's lines, when at hand)."""
+    from it (``lines``: its text's lines, when at hand). ``with_bprops`` off (``doc``'s own tree): ``bprops``
+    left empty, for ``last_bprops`` to give once the findings are out."""
     own = doc is not None and not fork  # the document's own tree (not a fix's fork)
     program = Program(module, text, doc.statements if doc is not None else None, update_statements=not fork,
                       lines=lines if lines is not None else doc.lines if own else None,
@@ -162,13 +164,26 @@ def analyze_module(module, text: str, settings: Settings, with_syntax_errors: bo
     if with_syntax_errors:
         errors = [(program.span(err.start_pos, err.end_pos), err.message)
                   for err in parse_errors(module, doc, None if not fork else text)]
-    analysis = Analysis(findings=findings, bprops=bprop_infos(ctx) if want_fixes else [], syntax_errors=errors,
-                        skeletons=skeletons_of(ctx) if with_skeletons else [], failures=list(ctx.failures))
+    later = own and not with_bprops
+    analysis = Analysis(findings=findings, bprops=bprop_infos(ctx) if want_fixes and not later else [],
+                        syntax_errors=errors, skeletons=skeletons_of(ctx) if with_skeletons else [],
+                        failures=list(ctx.failures))
     if own:
+        # What ``last_bprops`` reads: this analysis's Context, valid until the tree is parsed again.
+        doc.last_context = (text, ctx) if later and want_fixes else None
         doc.last_tables = program.tables()
         if mode_memo is not None:
             mode_memo.advance(program, doc.last_tables)
     return analysis
+
+
+def last_bprops(doc: ParsedDocument, text: str) -> list[BpropInfo] | None:
+    """The ``bprops`` of ``doc``'s last analysis, when it analysed ``text`` without them (``with_bprops`` off)
+    and the tree has not been parsed since; None otherwise."""
+    last = getattr(doc, "last_context", None)
+    if last is None or last[0] is not text and last[0] != text:
+        return None
+    return bprop_infos(last[1])
 
 
 _SEVERITY_RANK = {Severity.ERROR: 2, Severity.WARNING: 1, Severity.INFO: 0}

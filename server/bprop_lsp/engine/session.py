@@ -27,7 +27,7 @@ from .cell_runs import CellMemo
 from .mode_evidence import ModeMemo
 from .fixes import fix_all as _fix_all
 from .model import Finding
-from .pipeline import Analysis
+from .pipeline import Analysis, last_bprops
 from .parsing import ParsedDocument
 from .rule import Rule
 from .settings import Settings
@@ -53,19 +53,23 @@ class DocumentSession:
             self._doc.parse(text)
 
     def analyse(self, text: str, settings: Settings = Settings(), *, with_syntax_errors: bool = False,
-                with_skeletons: bool = False, workspace=None, path: str | None = None) -> Analysis:
+                with_skeletons: bool = False, with_bprops: bool = True, workspace=None,
+                path: str | None = None) -> Analysis:
         """Findings for ``text``; ``Analysis.fixes_verified`` is False until ``verify`` has run.
 
         Syntax errors are left out unless asked for (parso's error finder is a third of a keystroke's cost in a
         large file; the fix checks count them when they need to); so are the skeletons of every Cell without a
         bprop (an editor asks ``plan_skeletons`` for the ones around the cursor instead). ``workspace`` (a
-        ``Workspace``) and ``path``: the document is that module of the project (bases read across modules)."""
+        ``Workspace``) and ``path``: the document is that module of the project (bases read across modules).
+        ``with_bprops`` off: ``Analysis.bprops`` (hover, inlay hints) is left empty, and ``bprops(text)`` gives it
+        once the findings are out (a keystroke's diagnostics do not wait for them)."""
         if workspace is not None:
             with workspace.scope(path):
                 return self.analyse(text, settings, with_syntax_errors=with_syntax_errors,
-                                    with_skeletons=with_skeletons)
+                                    with_skeletons=with_skeletons, with_bprops=with_bprops)
         analysis = analyze_document(self._doc, text, settings, rules=self.rules, verify_fixes=False,
-                                    with_syntax_errors=with_syntax_errors, with_skeletons=with_skeletons)
+                                    with_syntax_errors=with_syntax_errors, with_skeletons=with_skeletons,
+                                    with_bprops=with_bprops)
         analysis.text = text
         analysis.settings = settings
         for message in analysis.failures:  # (once per document: not once per keystroke)
@@ -74,6 +78,11 @@ class DocumentSession:
                 _log.warning("%s: %s", self.name or "document", message)
         analysis.fixes_verified = not any(f.fix is not None for f in analysis.findings)
         return analysis
+
+    def bprops(self, text: str) -> list | None:
+        """The ``bprops`` of the last analysis, of ``text`` with ``with_bprops`` off; None when the document has
+        been parsed since (or that analysis computed them itself, or was of another text)."""
+        return last_bprops(self._doc, text)
 
     def verify(self, analysis: Analysis, *, stale: Callable[[], bool] | None = None) -> Analysis | None:
         """``analysis`` with every fix that does not re-parse and re-check removed; None once ``stale()``."""

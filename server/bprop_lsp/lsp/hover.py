@@ -139,7 +139,8 @@ async def hover(ls, params: types.HoverParams):
     state = ls.store.get(params.text_document.uri)
     if state is None:
         return None
-    result = await ls.scheduler.current_result(state)
+    bprops = await ls.scheduler.bprops_of(state)
+    result = await ls.scheduler.current_result(state)  # (fresh: the one the bprops are of, unless edited since)
     if result is None:
         return None
     enc = ls.caps.position_encoding
@@ -154,14 +155,14 @@ async def hover(ls, params: types.HoverParams):
             range=lines.range_to_client(span, enc),
         )
 
-    for info in result.analysis.bprops:
+    for info in bprops:
         if not _contains(info.name_span, pos):
             continue
         findings = [f for f in result.analysis.findings if f.span.start.line == info.name_span.start.line
                     or _contains(f.span, info.name_span.start)]
         return answer(render(info, findings, markdown), info.name_span)
     line_text = state.doc.line_text(pos.line)
-    for info in result.analysis.bprops:
+    for info in bprops:
         found = parameter_at(info, line_text, pos)
         if found is not None:
             return answer(render_parameter(info, found[0], found[1], markdown), found[2])

@@ -25,15 +25,13 @@ async def inlay_hint(ls, params: types.InlayHintParams) -> list[types.InlayHint]
     _remember(ls, uri, enabled)
     if not enabled:
         return []
-    result = await ls.scheduler.current_result(state)
-    if result is None:
-        return []
+    bprops = await ls.scheduler.bprops_of(state)
     enc = ls.caps.position_encoding
     lines = state.doc.lines()
     start = lines.from_client(params.range.start, enc)
     end = lines.from_client(params.range.end, enc)
     hints = []
-    for info in result.analysis.bprops:
+    for info in bprops:
         for hint in info.hints:
             if not start <= hint.position <= end:
                 continue
