@@ -197,7 +197,7 @@ def _check_source(source, job: Job, result: FileResult) -> None:
     compiles = _compiles(text)
     # A file CPython parses is parsed by parso only where it can matter (engine/partial.py).
     analysis = analyze(text, settings, verify_fixes=opts.shows_fixes or opts.fix or opts.diff,
-                       with_syntax_errors=not compiles, compiles=compiles)
+                       with_syntax_errors=not compiles, compiles=compiles, with_bprops=False)
     result.checked = True
     for message in analysis.failures:
         result.messages.append(f"bprop-lsp: warning: {source.path}: {message}")
@@ -237,7 +237,7 @@ def _check_source(source, job: Job, result: FileResult) -> None:
                 result.fixes, result.changed = count, True
             if not opts.diff and new_text != text:
                 text = new_text
-                analysis = analyze(text, settings)
+                analysis = analyze(text, settings, with_bprops=False)
                 if count:
                     from collections import Counter
 

@@ -23,7 +23,7 @@ _REVIEWED_NOQA = re.compile(r"noqa\s*:[^\n]*\b[Bb][Pp]", re.IGNORECASE)
 
 def analyze(text: str, settings: Settings = Settings(), *, rules: Sequence[Rule], verify_fixes: bool = True,
             with_syntax_errors: bool = True, with_skeletons: bool = False, compiles: bool = False,
-            pause=None, workspace=None, path: str | None = None) -> Analysis:
+            pause=None, workspace=None, path: str | None = None, with_bprops: bool = True) -> Analysis:
     """Analyse ``text`` with ``rules`` once (the CLI; an editor keeps a ``DocumentSession`` per document instead).
 
     ``with_syntax_errors=False`` skips parso's error finder (a third of a keystroke's cost in a large file);
@@ -33,28 +33,31 @@ def analyze(text: str, settings: Settings = Settings(), *, rules: Sequence[Rule]
     (``engine/partial.py``); the findings are the same as a full parse's. ``pause()`` is called every few
     thousand tokens of the parse (background work giving way: ``preempt.py``; wrap the rules in
     ``preempt.polled`` for the rules' part). ``workspace`` (a ``Workspace``) and ``path``: ``text`` is that module
-    of the project (a base imported from another module is read there: ``workspace.py``).
+    of the project (a base imported from another module is read there: ``workspace.py``). ``with_bprops=False``:
+    ``Analysis.bprops`` (hover, inlay hints) is left empty (a report needs none of it).
     """
     if workspace is not None:
         with workspace.scope(path):
             return analyze(text, settings, rules=rules, verify_fixes=verify_fixes,
                            with_syntax_errors=with_syntax_errors, with_skeletons=with_skeletons, compiles=compiles,
-                           pause=pause)
+                           pause=pause, with_bprops=with_bprops)
     if pause is not None:
         doc = ParsedDocument()
         doc.pause = pause
         return analyze_document(doc, text, settings, rules=rules, verify_fixes=verify_fixes,
-                                with_syntax_errors=with_syntax_errors, with_skeletons=with_skeletons)
+                                with_syntax_errors=with_syntax_errors, with_skeletons=with_skeletons,
+                                with_bprops=with_bprops)
     if compiles and not with_syntax_errors and not with_skeletons and "bprop" in text and not _REVIEWED_NOQA.search(text):
         # (A ``# noqa: BPxxx`` is reviewed wherever it stands, which the partial parse would not read.)
-        analysis = analyze_relevant(text, settings, rules=rules, verify_fixes=verify_fixes)
+        analysis = analyze_relevant(text, settings, rules=rules, verify_fixes=verify_fixes, with_bprops=with_bprops)
         if analysis is not None:
             return analysis
     return analyze_document(ParsedDocument(), text, settings, rules=rules, verify_fixes=verify_fixes,
-                            with_syntax_errors=with_syntax_errors, with_skeletons=with_skeletons)
+                            with_syntax_errors=with_syntax_errors, with_skeletons=with_skeletons,
+                            with_bprops=with_bprops)
 
 
-def analyze_relevant(text: str, settings, *, rules, verify_fixes: bool):
+def analyze_relevant(text: str, settings, *, rules, verify_fixes: bool, with_bprops: bool = True):
     """``analyze`` of ``text`` with ``rules`` (no syntax errors asked, no skeletons) from a parse of its
     relevant statements only; None when that cannot be done with certainty (then the caller parses ``text`` in
     full)."""
@@ -67,7 +70,7 @@ def analyze_relevant(text: str, settings, *, rules, verify_fixes: bool):
     module = doc.parse_clean(masked)
     if module is None:
         return None  # not clean: the masking may be why; a full parse decides
-    analysis = analyze_module(module, masked, settings, False, doc=doc, rules=rules)
+    analysis = analyze_module(module, masked, settings, False, doc=doc, rules=rules, with_bprops=with_bprops)
     if any(f.fix is not None for f in analysis.findings):
         kept = kept_lines(text, masked)
         for f in analysis.findings:
