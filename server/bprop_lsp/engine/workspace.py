@@ -78,8 +78,8 @@ class Workspace:
         # import statements (read once per file, or per text of an open one), and per analysed module the words
         # its mode questions searched for (a file that comes to import one is a change it depends on).
         self._listing: list[str] | None = None
-        self._import_words: dict[str, frozenset[str]] = {}
-        self._searched: dict[str, set[str]] = {}
+        self._import_words: dict[str, frozenset[bytes]] = {}
+        self._searched: dict[str, set[bytes]] = {}
         self._mode_edges: dict[str, set[str]] = {}  # analysed path -> the files its mode was searched for in
         self._lock = threading.RLock()
         self._busy = threading.local()
@@ -368,8 +368,8 @@ class Workspace:
             self._listing = list(found)[:MAX_LISTED]
             return self._listing
 
-    def _words_of(self, path: str) -> frozenset[str]:
-        """The words of the import statements of the file at ``path`` (its open text first)."""
+    def _words_of(self, path: str) -> frozenset[bytes]:
+        """The words of the import statements of the file at ``path`` (its open text first), as bytes."""
         with self._lock:
             found = self._import_words.get(path)
             if found is not None:
@@ -412,7 +412,7 @@ class Workspace:
                 continue
             done.add(target)
             module, _, leaf = target.rpartition(".")
-            word = module.rpartition(".")[2]
+            word = module.rpartition(".")[2].encode("ascii", "replace")
             if asking is not None:
                 with self._lock:
                     self._searched.setdefault(os.path.abspath(asking), set()).add(word)
@@ -420,8 +420,11 @@ class Workspace:
                 if candidate == path or word not in self._words_of(candidate):
                     continue
                 consulted.add(candidate)
-                program = self.program(candidate)
                 query.record(("workspace", candidate), self.digest(candidate))
+                text = self._module(candidate)
+                if text is None or leaf not in text.text:
+                    continue  # (never names it: no use of it to read; still a file it depends on)
+                program = self.program(candidate)
                 if program is None:
                     continue
                 where = self.module_name(candidate)
@@ -539,19 +542,31 @@ class Workspace:
 _MISSING = object()
 MAX_LISTED = 20000  # files the importer index lists under the roots (past it: the rest is not searched)
 _SKIPPED_FOLDERS = frozenset({"__pycache__", "node_modules", "site-packages", "dist-packages", "build", "dist"})
-_IMPORT_STATEMENT = re.compile(rb"^[ \t]*(?:from[ \t][^\n]*?\bimport[ \t]*\([^)]*\)|(?:from|import)[ \t][^\n]*)",
-                               re.M)
 _IDENTIFIER = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
+_IMPORT_STARTS = (b"from ", b"from\t", b"import ", b"import\t")
 
 
 def _import_words(raw: bytes) -> frozenset[str]:
-    """The words of the lines of ``raw`` that start an import statement (a parenthesised from-import whole)."""
-    if b"import" not in raw:
+    """The words of the lines of ``raw`` that start an import statement and spell ``import`` (a parenthesised
+    from-import to its ``)``): found by searching for ``import`` (fast), not by reading every line."""
+    parts = []
+    i = raw.find(b"import")
+    while i >= 0:
+        start = raw.rfind(b"\n", 0, i) + 1
+        end = raw.find(b"\n", i)
+        if end < 0:
+            end = len(raw)
+        line = raw[start:end].lstrip(b" \t")
+        if line.startswith(_IMPORT_STARTS):
+            if b"(" in line and b")" not in line:
+                close = raw.find(b")", end)
+                end = close if close >= 0 else end
+                line = raw[start:end]
+            parts.append(line)
+        i = raw.find(b"import", end)
+    if not parts:
         return frozenset()
-    words: set[str] = set()
-    for match in _IMPORT_STATEMENT.finditer(raw):
-        words.update(w.decode("ascii") for w in _IDENTIFIER.findall(match.group(0)))
-    return frozenset(words)
+    return frozenset(_IDENTIFIER.findall(b"\n".join(parts)))
 
 
 def _is_under(path: str, folder: str) -> bool:
