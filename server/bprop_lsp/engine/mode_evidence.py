@@ -129,7 +129,7 @@ class _Outside:
         for importer, bound, scope, attributes in program.workspace.importers(program.path, name, self.asking):
             model = self.model(importer)
             for use in model.uses_of_import(bound, scope, attributes):
-                found = model.at(use) if not model.jit else model._use_modes(use)
+                found = model.use_modes(use)
                 if found == UNKNOWN and not model.sets_an_unknown_mode():
                     user = top_level_name(use)
                     deeper = self.modes(importer, user, depth + 1) if user is not None else _NOTHING

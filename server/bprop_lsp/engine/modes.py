@@ -303,6 +303,10 @@ class ModeModel:
 
     # ------------------------------------------------------------------ uses
 
+    def use_modes(self, use) -> Modes:
+        """The modes a use of a class or function (a leaf: ``_uses``) runs it in."""
+        return self._use_modes(use)
+
     def _use_modes(self, use) -> Modes:
         modes = self.at(use)
         if self.jit and self._argument_of_jit_call(use):
