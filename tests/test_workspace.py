@@ -311,3 +311,12 @@ def test_importers_are_searched_by_their_import_words_and_parsed_once(tmp_path, 
     assert parsed == ["train.py"]  # ("model" is in no other file's import statements)
     assert _severity(root, ws) == "error"
     assert parsed == ["train.py"]  # (the same content: the same program)
+
+
+def test_a_parenthesised_import_of_the_module(tmp_path):
+    root = _entry_project(tmp_path, "import mindspore as ms\nfrom pkg import (\n    model,\n)\n\n"
+                                    "ms.set_context(mode=ms.PYNATIVE_MODE)\nnet = model.ScaleCell()\n"
+                                    "grads = ms.grad(net)(1)\n")
+    assert _severity(root) == "info"
+    (root / "train.py").write_text('"""from pkg import model: a docstring"""\nnet = model.ScaleCell()\n')
+    assert _severity(root) == "warning"
