@@ -7,9 +7,12 @@ Each fixture is a folder: the package(s), an entry script and ``probe.json`` (ha
 what happens):
     {"entry": "run.py", "path": ["."],                 # the script, and the folders put on sys.path (src layout)
      "states": {"after": {"pkg/base.py": "edits/base.py"}},   # further states: files replaced before the run
-     "skip": ["edits"]}                                 # folders that are no part of the package
+     "skip": ["edits"],                                 # folders that are no part of the package
+     "entries": {"eval": "eval.py"}}                    # further states: another entry script run on the same files
 The fixture is copied to a temporary folder per state, so a run never writes into the tree (no __pycache__).
-The child sets the mode with ``mindspore.set_context(mode=...)`` and runs the entry unchanged (``runpy``).
+The child sets the mode with ``mindspore.set_context(mode=...)`` and runs the entry unchanged (``runpy``): an entry
+that calls ``set_context(mode=...)`` itself runs in its own mode in both runs (the fixtures of the mode set in the
+entry script).
 
 Usage:
     python3 scripts/run_workspace_probes.py --python /work/msvenv/bin/python            # all -> labels.json
@@ -64,13 +67,14 @@ def run_state(python: str, name: str, state: str, mode: str, timeout: int) -> di
         shutil.copytree(src, work)
         for target, replacement in meta.get("states", {}).get(state, {}).items():
             shutil.copyfile(os.path.join(src, replacement), os.path.join(work, target))
+        entry = meta.get("entries", {}).get(state, meta["entry"])
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(os.path.join(work, p) for p in meta.get("path", ["."]))
         env["PYTHONDONTWRITEBYTECODE"] = "1"
         env.setdefault("GLOG_v", "3")
         started = time.time()
         try:
-            proc = subprocess.run([python, "-c", CHILD, mode, meta["entry"]], cwd=work, env=env,
+            proc = subprocess.run([python, "-c", CHILD, mode, entry], cwd=work, env=env,
                                   capture_output=True, text=True, timeout=timeout)
         except subprocess.TimeoutExpired:
             return {"status": "timeout"}
@@ -98,7 +102,7 @@ def main() -> None:
     for name in names:
         with open(os.path.join(FIXTURES, name, "probe.json"), encoding="utf-8") as f:
             meta = json.load(f)
-        for state in ("initial", *meta.get("states", {})):
+        for state in ("initial", *meta.get("states", {}), *meta.get("entries", {})):
             for mode in MODES:
                 runs.append((name, state, mode))
     results: dict = {}

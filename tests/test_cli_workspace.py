@@ -113,3 +113,37 @@ def test_the_workers_of_a_pool_read_the_workspace_too(tmp_path, monkeypatch, cap
     monkeypatch.chdir(root)
     found = _json(capsys, "--no-cache", "-j", "2", ".")
     assert [(f["filename"], f["code"]) for f in found] == [("pkg/ste.py", "BP001")]
+
+
+# (the mode set in the entry script: tests/test_workspace.py's ENTRIES, labelled by MindSpore)
+@pytest.mark.parametrize("name,expected", [
+    ("entry_graph", ("pkg/model.py", "error", "train.py")),
+    ("entry_pynative", ("pkg/model.py", "info", "train.py")),
+    ("entries_disagree", ("pkg/model.py", "error", "train.py")),
+    ("entry_in_tools", ("pkg/layers.py", "error", "tools/train.py")),
+])
+def test_mode_from_the_entry_script(name, expected, tmp_path, monkeypatch, capsys):
+    root = tmp_path / name
+    shutil.copytree(FIXTURES / name, root)
+    monkeypatch.chdir(root)
+    labels = json.loads((FIXTURES / "labels.json").read_text())["cases"][name]
+    assert any(s["observed"] == "broken" for s in labels.values()) == (expected[1] == "error")
+    (finding,) = _json(capsys, "--no-cache", ".")
+    assert (finding["filename"], finding["severity"], finding["related"][-1]["filename"]) == expected
+    assert finding["code"] == "BP020"
+
+
+def test_cache_rechecks_a_cell_when_its_entry_scripts_mode_changes(tmp_path, monkeypatch, capsys, analysed):
+    root = tmp_path / "proj"
+    shutil.copytree(FIXTURES / "entry_graph", root)
+    (root / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+    monkeypatch.chdir(root)
+    monkeypatch.setenv(cache_mod.ENV_VAR, str(tmp_path / "cache"))
+    assert [f["severity"] for f in _json(capsys, ".")] == ["error"]
+    analysed.clear()
+    assert [f["severity"] for f in _json(capsys, ".")] == ["error"]
+    assert analysed == []  # replayed
+    train = root / "train.py"
+    train.write_text(train.read_text().replace("GRAPH_MODE", "PYNATIVE_MODE"))
+    assert [f["severity"] for f in _json(capsys, ".")] == ["info"]
+    assert any("class ScaleCell" in text for text in analysed)  # model.py checked again

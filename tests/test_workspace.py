@@ -181,3 +181,142 @@ def test_programs_of_old_texts_are_not_kept_for_ever(tmp_path):
         ws.set_overlay(base, text + f"# {k}\n")
         assert ws.program(base) is not None
     assert len(ws._programs) <= 40
+
+
+# -- the mode set in the entry script that imports the network (issue 23) ---------------------------------------
+# fixture -> (the file with the Cell, its finding's severity, the importing file its related note names or None)
+ENTRIES = {
+    "entry_graph": ("pkg/model.py", "error", "train.py"),  # train.py: set_context(GRAPH_MODE), then the gradient
+    "entry_pynative": ("pkg/model.py", "info", "train.py"),  # main() sets PYNATIVE_MODE: `from pkg import model`
+    "entries_disagree": ("pkg/model.py", "error", "train.py"),  # train.py GRAPH, eval.py PYNATIVE: both run
+    "entry_in_tools": ("pkg/layers.py", "error", "tools/train.py"),  # layers <- model.Net <- __init__ <- tools/
+}
+
+
+@pytest.mark.parametrize("name", sorted(ENTRIES))
+def test_mode_from_the_entry_script(name):
+    rel, severity, note = ENTRIES[name]
+    root = FIXTURES / name
+    (finding,) = _check(root, rel)
+    assert (finding.code, finding.severity.value) == ("BP020", severity)
+    assert [r.path for r in finding.related if r.path] == [str(root / note)]
+    # one file alone: the mode is not known (a warning, as before)
+    (alone,) = analyze((root / rel).read_text()).findings
+    assert alone.severity.value == "warning"
+
+
+@pytest.mark.parametrize("name", sorted(ENTRIES))
+def test_mode_from_the_entry_script_agrees_with_mindspore(name):
+    if LABELS is None:
+        pytest.skip("no labels.json (scripts/run_workspace_probes.py)")
+    states = LABELS["cases"][name]
+    severity = ENTRIES[name][1]
+    # an error where some entry script's run fails (GRAPH runs it), info where every one runs
+    assert any(s["observed"] == "broken" for s in states.values()) == (severity == "error")
+    assert all(s["observed"] in ("broken", "valid") for s in states.values())  # (each entry sets its own mode)
+
+
+def _entry_project(tmp_path, train: str) -> Path:
+    root = tmp_path / "proj"
+    shutil.copytree(FIXTURES / "entry_graph", root)
+    (root / "train.py").write_text(train)
+    return root
+
+
+def _severity(root: Path, ws: Workspace | None = None) -> str:
+    (finding,) = _check(root, "pkg/model.py", ws)
+    return finding.severity.value
+
+
+_TRAIN = ("import mindspore as ms\nfrom pkg.model import ScaleCell\n\n{setting}\nnet = ScaleCell()\n"
+          "grads = ms.grad(net)(1)\n")
+
+
+def test_an_entry_mode_the_script_does_not_spell_stays_unknown(tmp_path):
+    root = _entry_project(tmp_path, _TRAIN.format(setting="ms.set_context(mode=args.mode)"))
+    assert _severity(root) == "warning"
+    root2 = _entry_project(tmp_path / "b", _TRAIN.format(setting=""))  # no mode set: unknown
+    assert _severity(root2) == "warning"
+
+
+def test_the_cells_own_file_wins(tmp_path):
+    root = _entry_project(tmp_path, _TRAIN.format(setting="ms.set_context(mode=ms.GRAPH_MODE)"))
+    model = root / "pkg" / "model.py"
+    model.write_text("import mindspore as ms\n" + model.read_text() + "\n\nms.set_context(mode=ms.PYNATIVE_MODE)\n")
+    (finding,) = _check(root, "pkg/model.py")
+    assert finding.severity.value == "info" and not [r for r in finding.related if r.path]
+
+
+def test_an_import_inside_a_function_and_an_aliased_module(tmp_path):
+    root = _entry_project(tmp_path, "import mindspore as ms\n\n\ndef main():\n    import pkg.model as m\n"
+                                    "    ms.set_context(mode=ms.GRAPH_MODE)\n    net = m.ScaleCell()\n"
+                                    "    return ms.grad(net)(1)\n")
+    assert _severity(root) == "error"
+
+
+def test_a_module_of_the_same_name_in_another_folder_is_not_the_cells(tmp_path):
+    root = _entry_project(tmp_path, _TRAIN.format(setting=""))
+    other = root / "other"
+    shutil.copytree(FIXTURES / "entry_graph", other)  # its own pkg/model.py beside its train.py (GRAPH)
+    assert _severity(root) == "warning"
+    assert _severity(other) == "error"
+
+
+def test_an_entry_script_is_a_dependency(tmp_path):
+    root = _entry_project(tmp_path, _TRAIN.format(setting="ms.set_context(mode=ms.GRAPH_MODE)"))
+    model, train = str(root / "pkg" / "model.py"), str(root / "train.py")
+    ws = Workspace([root])
+    session = DocumentSession("model.py")
+    text = Path(model).read_text()
+    [finding] = session.analyse(text, workspace=ws, path=model).findings
+    assert finding.severity.value == "error"
+    assert train in ws.depends_on(model)
+    assert train not in ws.depends_on(model, modes=False)
+    assert ws.dependents(train, [model]) == [model]
+    # train.py edited in an editor (the overlay): PYNATIVE now
+    ws.set_overlay(train, _TRAIN.format(setting="ms.set_context(mode=ms.PYNATIVE_MODE)"))
+    [finding] = session.analyse(text, workspace=ws, path=model).findings
+    assert finding.severity.value == "info"
+    ws.drop_overlay(train)
+    [finding] = session.analyse(text, workspace=ws, path=model).findings
+    assert finding.severity.value == "error"
+    # a new entry script that imports the model: a change model.py depends on (its words name the module)
+    new = root / "tools" / "eval.py"
+    new.parent.mkdir()
+    new.write_text(_TRAIN.format(setting="ms.set_context(mode=ms.PYNATIVE_MODE)"))
+    ws.invalidate(str(new))
+    assert ws.dependents(str(new), [model]) == [model]
+    unrelated = root / "tools" / "plot.py"
+    unrelated.write_text("import numpy\n")
+    ws.invalidate(str(unrelated))
+    assert ws.dependents(str(unrelated), [model]) == []
+
+
+def test_importers_are_searched_by_their_import_words_and_parsed_once(tmp_path, monkeypatch):
+    from bprop_lsp.engine import workspace as workspace_mod
+
+    root = _entry_project(tmp_path, _TRAIN.format(setting="ms.set_context(mode=ms.GRAPH_MODE)"))
+    for k in range(5):
+        (root / f"noise_{k}.py").write_text("import numpy as np\n\nmodel = 1\nScaleCell = None\n")
+    parsed = []
+    real = workspace_mod.Program
+
+    def counting(module, text, **kw):
+        parsed.append(os.path.basename(kw["path"]))
+        return real(module, text, **kw)
+
+    monkeypatch.setattr(workspace_mod, "Program", counting)
+    ws = Workspace([root])
+    assert _severity(root, ws) == "error"
+    assert parsed == ["train.py"]  # ("model" is in no other file's import statements)
+    assert _severity(root, ws) == "error"
+    assert parsed == ["train.py"]  # (the same content: the same program)
+
+
+def test_a_parenthesised_import_of_the_module(tmp_path):
+    root = _entry_project(tmp_path, "import mindspore as ms\nfrom pkg import (\n    model,\n)\n\n"
+                                    "ms.set_context(mode=ms.PYNATIVE_MODE)\nnet = model.ScaleCell()\n"
+                                    "grads = ms.grad(net)(1)\n")
+    assert _severity(root) == "info"
+    (root / "train.py").write_text('"""from pkg import model: a docstring"""\nnet = model.ScaleCell()\n')
+    assert _severity(root) == "warning"

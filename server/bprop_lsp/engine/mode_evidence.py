@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import bisect
 import logging
+import os
 
 from .context import Context
-from .modes import ModeModel, Modes, exactly
+from .modes import _NOTHING, UNKNOWN, ModeModel, Modes, exactly, top_level_name
 from .settings import Settings
 from .trees import statement_code, statement_words
 
@@ -27,7 +28,8 @@ def modes_at(ctx: Context, settings: Settings, span, file_evidence: Modes | None
     43): a ``set_context`` inside the function that uses the cell beats the module's, a test function's own
     ``class Net`` is governed by that function's mode, and a gradient taken inside a ``@jit`` function that
     reaches the cell follows GRAPH's rules. With ``memo`` (a document's), an answer of the last analysis is read
-    back while the edit since touched nothing it was read from (``ModeMemo``)."""
+    back while the edit since touched nothing it was read from (``ModeMemo``). Where the file tells nothing and
+    sets no mode it cannot read, the modules of the workspace that import the cell tell (``entry_modes``)."""
     if settings.mode in ("graph", "pynative"):
         return file_evidence
     model = ctx.__dict__.get("_mode_model", False)
@@ -41,8 +43,21 @@ def modes_at(ctx: Context, settings: Settings, span, file_evidence: Modes | None
         ctx.__dict__["_mode_model"] = model
         if memo is not None:
             memo.begin(p, (setting, tuple(_located(p, node) for node in jit)))
-    if model is None:
-        return None
+    found = None
+    if model is not None:
+        found = _own_modes(ctx, model, span, memo)
+    if (found is None or found == UNKNOWN) and ctx.program.workspace is not None and ctx.program.path:
+        try:
+            if model is None or not model.sets_an_unknown_mode():
+                outside = entry_modes(ctx, settings, span)
+                if outside is not None:
+                    return outside
+        except (Exception, RecursionError):  # noqa: BLE001 - as above: a bug here costs the mode only
+            _log.debug("reading the mode from the importing modules failed; it stays unknown", exc_info=True)
+    return found
+
+
+def _own_modes(ctx: Context, model: ModeModel, span, memo) -> Modes | None:
     where = (span.start.line, span.start.column)
     if memo is not None:
         found = memo.answer(where)
@@ -57,6 +72,107 @@ def modes_at(ctx: Context, settings: Settings, span, file_evidence: Modes | None
     if memo is not None:
         memo.keep(where, found, model.words)
     return found
+
+
+_MAX_IMPORT_DEPTH = 4  # modules between the cell's and the one that sets the mode (layers -> model -> train)
+
+
+def entry_modes(ctx: Context, settings: Settings, span) -> Modes | None:
+    """The modes a finding's cell runs in as the workspace's modules that import it tell (the entry script that
+    imports the network and calls ``set_context``), for a cell whose own file tells nothing: the union of the
+    modes at its uses in each importing module (``ModeModel.uses_of_import``), read along that module's paths; a
+    use whose mode that module does not tell either, inside one of its top-level classes or functions, is asked
+    of that one's importers in turn (``layers.py``'s cell used in ``model.py``'s ``Net``, which ``train.py``
+    runs), up to ``_MAX_IMPORT_DEPTH`` modules; a module that sets a mode it does not spell is not followed.
+    None: no module tells. The files read are the analysed module's dependencies (``Workspace.importers``); the
+    ``set_context`` calls that told are kept for the finding's related notes (``entry_notes``)."""
+    program = ctx.program
+    leaf = program.module.get_leaf_for_position((span.start.line + 1, span.start.column))
+    name = top_level_name(leaf) if leaf is not None else None
+    if name is None:
+        return None
+    notes = ctx.__dict__.setdefault("_entry_notes", {})
+    key = (span.start.line, span.start.column)
+    found_notes: dict = {}
+    result = _Outside(ctx, settings, found_notes).modes(program, name, 0)
+    notes[key] = (name, found_notes)
+    if not result.possible or result == UNKNOWN:
+        return None
+    return result
+
+
+class _Outside:
+    def __init__(self, ctx: Context, settings: Settings, notes: dict):
+        self.ctx, self.settings, self.notes = ctx, settings, notes
+        self.asking = ctx.program.path
+        self.seen: set = set()
+        self.models = ctx.__dict__.setdefault("_importer_models", {})
+
+    def model(self, program) -> ModeModel:
+        found = self.models.get(id(program))
+        if found is None or found[0] is not program:
+            view = Context(program, self.settings)
+            found = self.models[id(program)] = (program, ModeModel(program, jit_gradient_functions(view)))
+        return found[1]
+
+    def modes(self, program, name: str, depth: int) -> Modes:
+        key = (program.path, name)
+        if depth > _MAX_IMPORT_DEPTH or key in self.seen:
+            return _NOTHING
+        self.seen.add(key)
+        result = _NOTHING
+        own = self.model(program)
+        for use in own.top_level_uses(name):  # ``self.scale = ScaleCell()`` in the module's own ``Net``
+            user = top_level_name(use)
+            if user is not None and user != name:
+                result = result | self.modes(program, user, depth + 1)
+        for importer, bound, scope, attributes in program.workspace.importers(program.path, name, self.asking):
+            model = self.model(importer)
+            for use in model.uses_of_import(bound, scope, attributes):
+                found = model.use_modes(use)
+                if found == UNKNOWN and not model.sets_an_unknown_mode():
+                    user = top_level_name(use)
+                    deeper = self.modes(importer, user, depth + 1) if user is not None else _NOTHING
+                    if deeper.possible:
+                        found = deeper
+                elif found.known:
+                    self._note(importer, model, use, found.known)
+                result = result | found
+        return result
+
+    def _note(self, program, model: ModeModel, use, known) -> None:
+        """Where ``program`` (another module) sets a mode in ``known``: its ``set_context`` call, else the use."""
+        for mode in known:
+            if mode in self.notes:
+                continue
+            calls = [call for events in model.events.values() for call, m in events if m == mode]
+            calls.sort(key=lambda c: c.start_pos)
+            before = [c for c in calls if c.start_pos < use.start_pos]
+            node = (before or calls or [use])[-1 if before else 0]
+            self.notes[mode] = (program, node, bool(calls))
+
+
+def entry_notes(ctx: Context, span, modes) -> list:
+    """``(path, span, message)`` for each mode of ``modes`` that another module's ``set_context`` (or use of the
+    cell) told ``entry_modes`` for the finding at ``span``: the related notes that name that file."""
+    found = ctx.__dict__.get("_entry_notes", {}).get((span.start.line, span.start.column))
+    if not found:
+        return []
+    name, notes = found
+    result = []
+    for mode in sorted(modes):
+        entry = notes.get(mode)
+        if entry is None:
+            continue
+        program, node, is_call = entry
+        label = _MODE_LABELS[mode]
+        where = os.path.basename(program.path)
+        message = f"{name} runs in {label}: {where} sets it here" if is_call else f"{name} runs in {label} here"
+        result.append((program.path, program.span(node), message))
+    return result
+
+
+_MODE_LABELS = {"graph": "GRAPH_MODE", "pynative": "PYNATIVE_MODE"}
 
 
 _MISSING = object()

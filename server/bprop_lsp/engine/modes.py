@@ -303,6 +303,10 @@ class ModeModel:
 
     # ------------------------------------------------------------------ uses
 
+    def use_modes(self, use) -> Modes:
+        """The modes a use of a class or function (a leaf: ``_uses``) runs it in."""
+        return self._use_modes(use)
+
     def _use_modes(self, use) -> Modes:
         modes = self.at(use)
         if self.jit and self._argument_of_jit_call(use):
@@ -326,17 +330,40 @@ class ModeModel:
     def _resolve_uses(self, name: str, scope, skip, depth: int, is_class: bool = False) -> list:
         result = []
         for leaf in self._references(name, scope, skip):
-            # Follow ``net = Net()`` and ``grad_net = GradNet(net)`` (the network, built or wrapped), not
-            # ``out = grad_net(x)`` (calling the network runs it: the result is no network).
-            target = _assigned_name(leaf) if depth < 3 and (is_class or not _is_callee(leaf)) else None
-            if target is not None:
-                later = [u for u in self._resolve_uses(target.value, _function_scope(target), target, depth + 1)
-                         if _function_scope(u) is not _function_scope(target) or u.start_pos > target.start_pos]
-                if later:
-                    result += later
-                    continue
-            result.append(leaf)
+            result += self._follow(leaf, depth, is_class)
         return result
+
+    def _follow(self, leaf, depth: int, is_class: bool) -> list:
+        """The uses ``leaf`` stands for: itself, or the later uses of the name it is bound to."""
+        # Follow ``net = Net()`` and ``grad_net = GradNet(net)`` (the network, built or wrapped), not
+        # ``out = grad_net(x)`` (calling the network runs it: the result is no network).
+        target = _assigned_name(leaf) if depth < 3 and (is_class or not _is_callee(leaf)) else None
+        if target is not None:
+            later = [u for u in self._resolve_uses(target.value, _function_scope(target), target, depth + 1)
+                     if _function_scope(u) is not _function_scope(target) or u.start_pos > target.start_pos]
+            if later:
+                return later
+        return [leaf]
+
+    def uses_of_import(self, name: str, scope, attributes: tuple) -> list:
+        """The uses of what an import statement of the file binds to ``name`` in ``scope`` (a funcdef, or None:
+        the module), reached through ``attributes`` (``model.Net``: ``("Net",)``), as ``_uses`` gives them."""
+        self.words.add(name)
+        result = []
+        for leaf in self._references(name, scope, None):
+            if attributes and not _followed_by(leaf, attributes):
+                continue
+            result += self._follow(leaf, 0, True)
+        return result
+
+    def top_level_uses(self, name: str) -> list:
+        """The uses of the module-level class or function ``name`` of the file (none: it is not one)."""
+        node = top_level_definition(self.p.module, name)
+        return self._uses(node) if node is not None else []
+
+    def sets_an_unknown_mode(self) -> bool:
+        """Whether the file calls ``set_context(mode=...)`` with a mode it does not spell (``args.mode``)."""
+        return any(mode is None for events in self.events.values() for _, mode in events)
 
     def _references(self, name: str, scope, skip) -> list:
         """Name leaves reading ``name`` bound in ``scope`` (a funcdef, or None: the module), not shadowed on the
@@ -413,6 +440,37 @@ class ModeModel:
                     return True
             n = n.parent
         return False
+
+
+def top_level_definition(module, name: str):
+    """The module-level ``class`` or ``def`` statement binding ``name`` (the last one), or None."""
+    found = None
+    for child in module.children:
+        node = child.children[-1] if child.type == "decorated" else child
+        if node.type in _SCOPES and node.name.value == name:
+            found = node
+    return found
+
+
+def top_level_name(node) -> str | None:
+    """The name of the module-level ``class`` or ``def`` statement ``node`` is in (None: a module-level
+    statement of another kind)."""
+    n = node
+    while n.parent is not None and n.parent.type != "file_input":
+        n = n.parent
+    if n.type == "decorated":
+        n = n.children[-1]
+    return n.name.value if n.type in _SCOPES else None
+
+
+def _followed_by(leaf, attributes: tuple) -> bool:
+    """``leaf`` read as ``leaf.a.b`` for ``attributes`` ``("a", "b")``."""
+    parent = leaf.parent
+    if parent is None or parent.type not in ("power", "atom_expr") or parent.children[0] is not leaf:
+        return False
+    trailers = parent.children[1:1 + len(attributes)]
+    return len(trailers) == len(attributes) and all(
+        t.type == "trailer" and t.children[0] == "." and t.children[1].value == a for t, a in zip(trailers, attributes))
 
 
 def _binding_scope(node):
@@ -525,4 +583,5 @@ def _under_main_guard(node) -> bool:
     return False
 
 
-__all__ = ["GRAPH", "PYNATIVE", "Modes", "ModeModel", "UNKNOWN", "exactly"]
+__all__ = ["GRAPH", "PYNATIVE", "Modes", "ModeModel", "UNKNOWN", "exactly", "top_level_definition",
+           "top_level_name"]

@@ -11,7 +11,7 @@ from typing import Sequence
 from .cell_runs import cell_drafts
 from .context import Context
 from .hints import BpropInfo, Skeleton, bprop_infos, skeletons_of
-from .mode_evidence import file_modes, in_a_local_class, modes_at
+from .mode_evidence import entry_notes, file_modes, in_a_local_class, modes_at
 from .model import Finding, Related, Severity, Span
 from .modes import Modes
 from .noqa import noqa_directives, noqa_lines
@@ -128,6 +128,12 @@ def analyze_module(module, text: str, settings: Settings, with_syntax_errors: bo
             severity, message = _severity(fails_in, where, draft.message)
             if severity is Severity.INFO and in_a_local_class(ctx, draft.span):
                 continue  # a class defined in a function runs only where that function runs: known not to fail
+            related = draft.related
+            if where is not None and severity is not Severity.WARNING and program.workspace is not None:
+                # (the mode that decided it, where another module sets it: that file's ``set_context``)
+                told = fails_in if severity is Severity.ERROR else where.known
+                related = related + tuple(Related(span, note, path=path)
+                                          for path, span, note in entry_notes(ctx, draft.span, told))
             findings.append(
                 Finding(
                     code=rule.code,
@@ -137,7 +143,7 @@ def analyze_module(module, text: str, settings: Settings, with_syntax_errors: bo
                     span=draft.span,
                     url=rule.url(),
                     fix=draft.fix,
-                    related=draft.related,
+                    related=related,
                     noqa_line=noqa_line,
                 )
             )

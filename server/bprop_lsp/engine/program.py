@@ -72,7 +72,8 @@ class ProgramTables:
         self.late_sources = program.has_late_sources
         # The other modules its classes were resolved through, with their digests (``workspace.py``).
         workspace = program.workspace
-        self.foreign = workspace.depends_on(program.path) if workspace is not None and program.path else None
+        self.foreign = workspace.depends_on(program.path, modes=False) if workspace is not None and program.path \
+            else None
 
 
 def _delta(previous: ProgramTables, program: "Program") -> StatementDelta | None:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import threading
 from collections import OrderedDict
 from contextlib import contextmanager
@@ -73,6 +74,13 @@ class Workspace:
         self._programs: OrderedDict[str, object] = OrderedDict()
         self._files: dict[str, str | None] = {}  # module name -> path (None: no root holds it)
         self._edges: dict[str, set[str]] = {}  # importer path -> paths it consulted (found or absent)
+        # The importer index (``importers``): the project's Python files (listed once), the words of each one's
+        # import statements (read once per file, or per text of an open one), and per analysed module the words
+        # its mode questions searched for (a file that comes to import one is a change it depends on).
+        self._listing: list[str] | None = None
+        self._import_words: dict[str, frozenset[bytes]] = {}
+        self._searched: dict[str, set[bytes]] = {}
+        self._mode_edges: dict[str, set[str]] = {}  # analysed path -> the files its mode was searched for in
         self._lock = threading.RLock()
         self._busy = threading.local()
 
@@ -83,18 +91,24 @@ class Workspace:
         with self._lock:
             self._overlay[path] = text
             self._modules.pop(path, None)
+            self._import_words.pop(path, None)
+            if self._listing is not None and path not in self._listing:
+                self._listing = None
 
     def take_overlays(self, other: "Workspace") -> None:
         """The open texts of ``other`` (a workspace this one replaces, with more roots)."""
         with self._lock:
             self._overlay.update(other._overlay)
             self._edges.update({k: set(v) for k, v in other._edges.items()})
+            self._mode_edges.update({k: set(v) for k, v in other._mode_edges.items()})
+            self._searched.update({k: set(v) for k, v in other._searched.items()})
 
     def drop_overlay(self, path: str) -> None:
         path = os.path.abspath(path)
         with self._lock:
             self._overlay.pop(path, None)
             self._modules.pop(path, None)
+            self._import_words.pop(path, None)
 
     def invalidate(self, path: str) -> None:
         """The file at ``path`` changed on disk (created, changed or deleted): read it again when asked."""
@@ -102,6 +116,9 @@ class Workspace:
         with self._lock:
             self._modules.pop(path, None)
             self._files.clear()  # (a module created or deleted changes which file a name is)
+            self._import_words.pop(path, None)
+            if self._listing is not None and (path not in self._listing or not os.path.isfile(path)):
+                self._listing = None  # (a file created or deleted)
 
     def digest(self, path: str) -> str | None:
         """The digest of the module at ``path`` as the workspace reads it now (None: absent or unreadable)."""
@@ -324,13 +341,171 @@ class Workspace:
         finally:
             busy.discard(id(cls))
 
+    # -- the importer index ---------------------------------------------------------------------------------
+    def python_files(self) -> list[str]:
+        """Every ``.py`` file under the roots (hidden folders, ``__pycache__``, virtual environments and
+        ``site-packages`` apart; at most ``MAX_LISTED`` files), and the open documents' paths under them; listed
+        once, again after a file is created or deleted."""
+        with self._lock:
+            if self._listing is not None:
+                return self._listing
+        found: dict[str, None] = {}
+        for root in self.roots:
+            for folder, dirs, files in os.walk(root):
+                if "pyvenv.cfg" in files:
+                    dirs[:] = []
+                    continue
+                dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in _SKIPPED_FOLDERS)
+                for name in sorted(files):
+                    if name.endswith(".py"):
+                        found[os.path.join(folder, name)] = None
+                if len(found) > MAX_LISTED:
+                    break
+        with self._lock:
+            for path in self._overlay:
+                if path.endswith(".py") and self.module_name(path) is not None:
+                    found[path] = None
+            self._listing = list(found)[:MAX_LISTED]
+            return self._listing
+
+    def _words_of(self, path: str) -> frozenset[bytes]:
+        """The words of the import statements of the file at ``path`` (its open text first), as bytes."""
+        with self._lock:
+            found = self._import_words.get(path)
+            if found is not None:
+                return found
+            text = self._overlay.get(path)
+        raw = text.encode("utf-8", "surrogatepass") if text is not None else None
+        if raw is None:
+            try:
+                if os.path.getsize(path) <= MAX_MODULE_BYTES:
+                    with open(path, "rb") as f:
+                        raw = f.read(MAX_MODULE_BYTES + 1)
+            except OSError:
+                raw = None
+        found = _import_words(raw) if raw is not None else frozenset()
+        with self._lock:
+            self._import_words[path] = found
+        return found
+
+    def importers(self, path: str, name: str, asking: str | None = None) -> list[tuple]:
+        """Where the modules of the project import ``name`` of the module at ``path`` (a class or function bound at
+        its top level): ``(program, bound name, scope, attributes)`` for each import statement that binds it,
+        directly (``from pkg.model import Net as N``: ``("N", None, ())``) or through its module (``import
+        pkg.model``: ``("pkg", None, ("model", "Net"))``; ``from pkg import model``: ``("model", None,
+        ("Net",))``), also where a package's ``__init__.py`` re-exports it (``from .model import Net`` there, then
+        ``from pkg import Net``); ``scope`` is the function the import statement is in (None: the module). The
+        files searched are those whose import statements spell the module's last name (``_words_of``), each parsed
+        once per content; every file searched is noted as a mode dependency of ``asking`` (the module analysed)
+        and a read of it recorded (``("workspace", path)``)."""
+        path = os.path.abspath(path)
+        here = self.module_name(path)
+        if here is None:
+            return []
+        targets = [(f"{here[0]}.{name}", path)]
+        found: list[tuple] = []
+        done: set[str] = set()
+        consulted: set[str] = set()
+        while targets and len(done) < 8:
+            target, file = targets.pop(0)
+            if target in done:
+                continue
+            done.add(target)
+            module, _, leaf = target.rpartition(".")
+            word = module.rpartition(".")[2].encode("ascii", "replace")
+            if asking is not None:
+                with self._lock:
+                    self._searched.setdefault(os.path.abspath(asking), set()).add(word)
+            for candidate in self.python_files():
+                if candidate == path or word not in self._words_of(candidate):
+                    continue
+                consulted.add(candidate)
+                query.record(("workspace", candidate), self.digest(candidate))
+                text = self._module(candidate)
+                if text is None or leaf not in text.text:
+                    continue  # (never names it: no use of it to read; still a file it depends on)
+                program = self.program(candidate)
+                if program is None:
+                    continue
+                where = self.module_name(candidate)
+                for bound, scope, attrs, level in self._bindings_of(program, module, leaf):
+                    if not level and self._file_from(candidate, module) != file:
+                        continue  # (another module of that name: the one beside the script, in another project)
+                    found.append((program, bound, scope, attrs))
+                    if where is not None and where[1] and scope is None and not attrs:
+                        targets.append((f"{where[0]}.{bound}", candidate))  # a package's __init__.py re-exports it
+        if asking is not None and consulted:
+            with self._lock:
+                self._mode_edges.setdefault(os.path.abspath(asking), set()).update(consulted)
+        return found
+
+    def _bindings_of(self, program, module: str, name: str) -> list[tuple]:
+        """The names ``program``'s import statements bind to ``module.name`` or a module on the way to it."""
+        target = f"{module}.{name}"
+        found = []
+        for node in program.import_nodes:
+            scope = _import_scope(node)
+            if scope is False:
+                continue
+            try:
+                if node.type == "import_from" and node.is_star_import():
+                    source = self._absolute(program, node.level, ".".join(n.value for n in node.get_from_names()))
+                    file = self.module_file(module) if source == module else None
+                    exporter = self.program(file) if file is not None else None
+                    if exporter is not None and _exports(exporter, name):
+                        found.append((name, scope, (), node.level))
+                    continue
+                pairs = list(zip(node.get_defined_names(), node.get_paths()))
+            except (AttributeError, IndexError, ValueError):
+                continue
+            for bound_leaf, dotted_path in pairs:
+                bound = bound_leaf.value
+                dotted = ".".join(p.value for p in dotted_path)
+                if node.type == "import_name":
+                    qual = dotted if _aliased(node, bound_leaf) or len(dotted_path) == 1 else dotted_path[0].value
+                else:
+                    qual = self._absolute(program, node.level, dotted)
+                if qual is None:
+                    continue
+                level = 0 if node.type == "import_name" else node.level
+                if qual == target:
+                    found.append((bound, scope, (), level))
+                elif target.startswith(qual + "."):
+                    found.append((bound, scope, tuple(target[len(qual) + 1:].split(".")), level))
+        return found
+
+    def _file_from(self, script: str, module: str) -> str | None:
+        """The file an absolute import of ``module`` in the file ``script`` finds: in the nearest folder at or
+        above the script's (within the outermost root holding it) that holds the module's top package, as a
+        script run from there or beside it finds it first; else the roots' (``module_file``)."""
+        parts = module.split(".")
+        folder = os.path.dirname(script)
+        outer = next((str(r) for r in sorted(self.roots, key=lambda r: len(r.parts))
+                      if _is_under(script, str(r))), None)
+        while outer is not None and _is_under(folder, outer):
+            top = os.path.join(folder, parts[0])
+            if os.path.isdir(top) or os.path.isfile(top + ".py") or top + ".py" in self._overlay:
+                base = os.path.join(folder, *parts)
+                for candidate in (base + ".py", os.path.join(base, "__init__.py")):
+                    if candidate in self._overlay or os.path.isfile(candidate):
+                        return candidate
+                return None
+            parent = os.path.dirname(folder)
+            if parent == folder:
+                break
+            folder = parent
+        return self.module_file(module)
+
     # -- dependencies ---------------------------------------------------------------------------------------
-    def depends_on(self, path: str) -> dict[str, str | None]:
+    def depends_on(self, path: str, modes: bool = True) -> dict[str, str | None]:
         """Every file the analysis of ``path`` consulted, directly or through the modules it consulted: path ->
-        its digest now (None: looked for and absent)."""
+        its digest now (None: looked for and absent); with ``modes``, the files its mode was searched for in too
+        (``importers``: the entry scripts that import it, and what they import it through)."""
         start = os.path.abspath(path)
         seen: dict[str, str | None] = {}
         stack = list(self._edges.get(start, ()))
+        if modes:
+            stack.extend(self._mode_edges.get(start, ()))
         while stack:
             p = stack.pop()
             if p in seen or p == start:
@@ -342,7 +517,13 @@ class Workspace:
     def dependents(self, changed: str, among) -> list[str]:
         """The paths of ``among`` whose analyses depend on the file ``changed``."""
         changed = os.path.abspath(changed)
-        return [p for p in among if changed in self.depends_on(p)]
+        found = [p for p in among if changed in self.depends_on(p)]
+        searched = [p for p in among if p not in found and self._searched.get(os.path.abspath(p))]
+        if searched:
+            words = self._words_of(changed) if os.path.isfile(changed) or changed in self._overlay else frozenset()
+            # (a file that comes to import a module whose mode was searched for: its mode may come from there now)
+            found += [p for p in searched if not words.isdisjoint(self._searched[os.path.abspath(p)])]
+        return found
 
     @contextmanager
     def scope(self, path: str | None):
@@ -359,6 +540,49 @@ class Workspace:
 
 
 _MISSING = object()
+MAX_LISTED = 20000  # files the importer index lists under the roots (past it: the rest is not searched)
+_SKIPPED_FOLDERS = frozenset({"__pycache__", "node_modules", "site-packages", "dist-packages", "build", "dist"})
+_IDENTIFIER = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
+_IMPORT_STARTS = (b"from ", b"from\t", b"import ", b"import\t")
+
+
+def _import_words(raw: bytes) -> frozenset[str]:
+    """The words of the lines of ``raw`` that start an import statement and spell ``import`` (a parenthesised
+    from-import to its ``)``): found by searching for ``import`` (fast), not by reading every line."""
+    parts = []
+    i = raw.find(b"import")
+    while i >= 0:
+        start = raw.rfind(b"\n", 0, i) + 1
+        end = raw.find(b"\n", i)
+        if end < 0:
+            end = len(raw)
+        line = raw[start:end].lstrip(b" \t")
+        if line.startswith(_IMPORT_STARTS):
+            if b"(" in line and b")" not in line:
+                close = raw.find(b")", end)
+                end = close if close >= 0 else end
+                line = raw[start:end]
+            parts.append(line)
+        i = raw.find(b"import", end)
+    if not parts:
+        return frozenset()
+    return frozenset(_IDENTIFIER.findall(b"\n".join(parts)))
+
+
+def _is_under(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+def _import_scope(node):
+    """The function an import statement binds in (None: the module; False: a class body)."""
+    n = node.parent
+    while n is not None and n.type != "file_input":
+        if n.type == "classdef":
+            return False
+        if n.type == "funcdef":
+            return n
+        n = n.parent
+    return None
 
 
 def _module_level(node) -> bool:
