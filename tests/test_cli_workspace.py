@@ -147,3 +147,18 @@ def test_cache_rechecks_a_cell_when_its_entry_scripts_mode_changes(tmp_path, mon
     train.write_text(train.read_text().replace("GRAPH_MODE", "PYNATIVE_MODE"))
     assert [f["severity"] for f in _json(capsys, ".")] == ["info"]
     assert any("class ScaleCell" in text for text in analysed)  # model.py checked again
+
+
+def test_a_run_keeps_none_of_its_modules_programs(tmp_path, monkeypatch, capsys):
+    """The run's workspace (every module it parsed: megabytes per 10,000 lines) goes with the run: an in-process
+    caller (``--watch``, an editor's task runner, these tests) does not carry it on."""
+    import gc
+
+    from bprop_lsp.engine.program import Program
+
+    root = tmp_path / "entry_in_tools"
+    shutil.copytree(FIXTURES / "entry_in_tools", root)
+    monkeypatch.chdir(root)
+    assert _json(capsys, "--no-cache", ".")
+    gc.collect()
+    assert [o for o in gc.get_objects() if isinstance(o, Program)] == []

@@ -362,8 +362,12 @@ def run_jobs(jobs: list[Job], workers: int, on_result: Callable[[int, FileResult
         pool.close()
         for _, i, source in pool.unfinished():
             heapq.heappush(pending, (-len(source.raw), i, source))
-    for _, i, source in sorted(pending, key=lambda item: item[1]):
-        deliver(i, check_source(jobs[i], source))
+    try:
+        for _, i, source in sorted(pending, key=lambda item: item[1]):
+            deliver(i, check_source(jobs[i], source))
+    finally:
+        # The run's modules (their programs: megabytes per 10,000 lines) are not kept past it.
+        _WORKSPACES.clear()
     if cache is not None:
         cache.close()
     return results  # type: ignore[return-value]
