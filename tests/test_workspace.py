@@ -320,3 +320,25 @@ def test_a_parenthesised_import_of_the_module(tmp_path):
     assert _severity(root) == "info"
     (root / "train.py").write_text('"""from pkg import model: a docstring"""\nnet = model.ScaleCell()\n')
     assert _severity(root) == "warning"
+
+
+def test_an_index_left_for_later_knows_no_importer_until_it_is_built(tmp_path):
+    """``index_later`` (the server): before ``build_index`` the importers are not known (the mode only the entry
+    script tells stays unknown: no error yet, never a guess), the modules that asked are handed back by
+    ``build_index``, and after it a session gives what a fresh analysis does."""
+    root = _entry_project(tmp_path, _TRAIN.format(setting="ms.set_context(mode=ms.GRAPH_MODE)"))
+    model = str(root / "pkg" / "model.py")
+    text = Path(model).read_text()
+    ws = Workspace([root], index_later=True)
+    assert not ws.indexed
+    assert ws.importers(model, "ScaleCell", asking=model) is None
+    session = DocumentSession("model.py")
+    [finding] = session.analyse(text, workspace=ws, path=model).findings
+    assert finding.severity.value == "warning"
+    reports = []
+    assert ws.build_index(progress=lambda done, total: reports.append((done, total))) == {model}
+    assert ws.indexed and reports[-1] == (len(ws.python_files()),) * 2
+    [finding] = session.analyse(text, workspace=ws, path=model).findings
+    assert finding.severity.value == "error"
+    assert finding == analyze(text, workspace=Workspace([root]), path=model).findings[0]
+    assert ws.build_index() == set()  # (nobody waits now)

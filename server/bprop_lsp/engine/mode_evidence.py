@@ -126,7 +126,10 @@ class _Outside:
             user = top_level_name(use)
             if user is not None and user != name:
                 result = result | self.modes(program, user, depth + 1)
-        for importer, bound, scope, attributes in program.workspace.importers(program.path, name, self.asking):
+        importers = program.workspace.importers(program.path, name, self.asking)
+        if importers is None:
+            return UNKNOWN  # (the project's files not indexed yet: the server asks again once they are)
+        for importer, bound, scope, attributes in importers:
             model = self.model(importer)
             for use in model.uses_of_import(bound, scope, attributes):
                 found = model.use_modes(use)

@@ -59,7 +59,7 @@ class Workspace:
     (the CLI's cache), default a blake2b of the text."""
 
     def __init__(self, roots=(), *, src: tuple[str, ...] | None = None, read: Callable[[str], bytes] | None = None,
-                 digest_bytes: Callable[[bytes], str] | None = None):
+                 digest_bytes: Callable[[bytes], str] | None = None, index_later: bool = False):
         self.roots: list[Path] = []
         for root in roots:
             for r in import_roots(Path(os.path.abspath(root)), src):
@@ -79,6 +79,11 @@ class Workspace:
         # its mode questions searched for (a file that comes to import one is a change it depends on).
         self._listing: list[str] | None = None
         self._import_words: dict[str, frozenset[bytes]] = {}
+        # ``index_later`` (the server): ``importers`` answers None (not known yet) until ``build_index`` has read
+        # every file's import words, off the analyses' thread; the modules that asked meanwhile are ``waiting``.
+        self.index_later = index_later
+        self._indexed = False
+        self._waiting: set[str] = set()
         self._searched: dict[str, set[bytes]] = {}
         self._mode_edges: dict[str, set[str]] = {}  # analysed path -> the files its mode was searched for in
         self._lock = threading.RLock()
@@ -388,7 +393,31 @@ class Workspace:
             self._import_words[path] = found
         return found
 
-    def importers(self, path: str, name: str, asking: str | None = None) -> list[tuple]:
+    def build_index(self, progress: Callable[[int, int], None] | None = None,
+                    pause: Callable[[], None] | None = None) -> set[str]:
+        """Read the import words of every file of the project (``python_files``) now: what ``importers`` searches.
+        ``progress(done, total)`` is called every few hundred files, ``pause()`` between files (a caller giving
+        way to more urgent work). The paths of the modules whose ``importers`` answered "not known yet"
+        meanwhile (``index_later``): their analyses may tell more now."""
+        if pause is not None:
+            pause()
+        files = self.python_files()
+        for i, path in enumerate(files):
+            if pause is not None:
+                pause()
+            self._words_of(path)
+            if progress is not None and (i % 200 == 0 or i == len(files) - 1):
+                progress(i + 1, len(files))
+        with self._lock:
+            self._indexed = True
+            waiting, self._waiting = self._waiting, set()
+        return waiting
+
+    @property
+    def indexed(self) -> bool:
+        return self._indexed or not self.index_later
+
+    def importers(self, path: str, name: str, asking: str | None = None) -> list[tuple] | None:
         """Where the modules of the project import ``name`` of the module at ``path`` (a class or function bound at
         its top level): ``(program, bound name, scope, attributes)`` for each import statement that binds it,
         directly (``from pkg.model import Net as N``: ``("N", None, ())``) or through its module (``import
@@ -397,7 +426,14 @@ class Workspace:
         ``from pkg import Net``); ``scope`` is the function the import statement is in (None: the module). The
         files searched are those whose import statements spell the module's last name (``_words_of``), each parsed
         once per content; every file searched is noted as a mode dependency of ``asking`` (the module analysed)
-        and a read of it recorded (``("workspace", path)``)."""
+        and a read of it recorded (``("workspace", path)``). None (``index_later``, before ``build_index`` is
+        done): not known yet."""
+        if not self.indexed:
+            with self._lock:
+                if not self._indexed:
+                    if asking is not None:
+                        self._waiting.add(os.path.abspath(asking))
+                    return None
         path = os.path.abspath(path)
         here = self.module_name(path)
         if here is None:

@@ -9,6 +9,12 @@ documents' texts laid over the files on disk.
   are re-published (push clients), or the client is asked to pull again (``workspace/diagnostic/refresh``) — and
   only those documents. A document that depends on nothing that changed is left alone.
 
+* The project's files are indexed (the words of their import statements: what the mode from an entry script is
+  searched for with, ``Workspace.importers``) in the background, on the scan's thread, giving way whenever the
+  analysis worker has work, with ``$/progress`` when the client supports it: a document's first diagnostics do
+  not wait for it (until it is done, a mode only another module could tell is unknown), and the documents that
+  asked meanwhile are analysed again once it is.
+
 Nothing is imported or run; the folders modules are named from are the workspace folders and each document's
 project folder (its ``pyproject.toml`` or ``.git``: ``[tool.bprop-lsp] src``, ``src/`` layouts).
 """
@@ -27,11 +33,20 @@ def _path(uri: str) -> str | None:
     return uris.to_fs_path(uri)
 
 
+INDEX_DELAY_S = 0.1  # from the workspace's creation (a document opened) to the start of its index
+
+
+def _log_failure(task) -> None:
+    if not task.cancelled() and task.exception() is not None:
+        log.error("indexing the workspace failed", exc_info=task.exception())
+
+
 class Projects:
     def __init__(self, ls):
         self.ls = ls
         self._workspace = None
         self._roots: list[str] = []
+        self.index_task = None  # the background index of the current workspace (tests wait on it)
 
     def _ensure(self, path: str | None):
         from ..engine import Workspace, project_root
@@ -46,10 +61,81 @@ class Projects:
                 if r not in self._roots:
                     self._roots.append(r)
             old = self._workspace
-            self._workspace = Workspace(self._roots)
+            self._workspace = Workspace(self._roots, index_later=True)
             if old is not None:
                 self._workspace.take_overlays(old)
+            self._start_index(self._workspace)
         return self._workspace
+
+    # -- the background index ---------------------------------------------------------------------------------
+    def _start_index(self, workspace) -> None:
+        import asyncio
+
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            loop = None
+        if loop is None:  # (no event loop: nothing to wait on, index now)
+            workspace.build_index()
+            return
+        self.index_task = loop.create_task(self._index(workspace))
+        self.index_task.add_done_callback(_log_failure)
+
+    async def _index(self, workspace) -> None:
+        import asyncio
+        import time
+        import uuid
+
+        from lsprotocol import types
+
+        from . import worker as prio
+
+        ls = self.ls
+        progress = ls.work_done_progress
+        token = None
+        if ls.caps.work_done_progress:
+            token = str(uuid.uuid4())
+            try:
+                await asyncio.wait_for(progress.create_async(token), 5)
+            except Exception:  # noqa: BLE001 - progress is a nicety; the index matters
+                token = None
+        loop = asyncio.get_running_loop()
+        if token is not None:
+            progress.begin(token, types.WorkDoneProgressBegin(title="bprop-lsp: indexing the workspace",
+                                                             cancellable=False, percentage=0))
+
+        def report(done: int, total: int) -> None:
+            if token is not None:
+                loop.call_soon_threadsafe(progress.report, token, types.WorkDoneProgressReport(
+                    message=f"{done}/{total} files", percentage=int(100 * done / max(total, 1))))
+
+        t0 = time.perf_counter()
+        scheduler = ls.scheduler
+        # The documents opened with the workspace get their first analyses first: those are queued a moment after
+        # the didOpen that made the workspace, and the index, once started, gives way only between files.
+        await asyncio.sleep(INDEX_DELAY_S)
+        try:
+            job = scheduler.scan_executor.submit(workspace.build_index, report, scheduler.executor.wait_idle,
+                                                 priority=prio.SCAN)
+            waiting = await asyncio.wrap_future(job)
+        finally:
+            if token is not None:
+                progress.end(token, types.WorkDoneProgressEnd(
+                    message=f"{len(workspace.python_files())} files indexed"))
+        log.info("indexed %d files of the workspace in %.0f ms", len(workspace.python_files()),
+                 (time.perf_counter() - t0) * 1e3)
+        if workspace is not self._workspace or not waiting:
+            return
+        states = [s for s in list(ls.store.states.values()) if not s.closed and _path(s.doc.uri) in waiting]
+        for state in states:
+            ls.store.inputs_changed(state)
+            log.info("%s: the workspace is indexed, analysing it again", state.doc.uri)
+            scheduler.schedule(state)
+        if states and ls.caps.pull_diagnostics and ls.caps.diagnostic_refresh:
+            try:
+                ls.workspace_diagnostic_refresh(None)
+            except Exception:  # noqa: BLE001
+                log.exception("workspace/diagnostic/refresh failed")
 
     def scope(self, state) -> dict:
         """The keyword arguments of ``DocumentSession.analyse`` for ``state``'s document (its module of the
