@@ -162,3 +162,40 @@ def test_a_run_keeps_none_of_its_modules_programs(tmp_path, monkeypatch, capsys)
     assert _json(capsys, "--no-cache", ".")
     gc.collect()
     assert [o for o in gc.get_objects() if isinstance(o, Program)] == []
+
+
+def test_cache_sees_an_entry_script_created_or_edited_to_import_the_cell(tmp_path, monkeypatch, capsys, analysed):
+    """A module whose mode was searched for in its importers depends on every Python file of the project (one
+    that comes to import it included): a cached result is not replayed once a file is created, or edited, there;
+    a module that searched nothing is not checked again for it."""
+    root = tmp_path / "proj"
+    shutil.copytree(FIXTURES / "entry_graph", root)
+    train = root / "train.py"
+    graph = train.read_text()
+    train.unlink()
+    (root / "pkg" / "plain.py").write_text(
+        "from mindspore import nn\n\n\nclass Plain(nn.Cell):\n    def construct(self, x):\n        return x\n\n"
+        "    def bprop(self, x, out):\n        return (out,)\n")
+    (root / "notes.py").write_text("import os\n")
+    (root / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+    monkeypatch.chdir(root)
+    monkeypatch.setenv(cache_mod.ENV_VAR, str(tmp_path / "cache"))
+
+    def severities():
+        return sorted((f["filename"], f["code"], f["severity"]) for f in _json(capsys, "."))
+
+    first = severities()
+    assert ("pkg/model.py", "BP020", "warning") in first  # no entry script: the mode is unknown
+    analysed.clear()
+    assert severities() == first and analysed == []  # replayed
+    train.write_text(graph)  # an entry script created: it imports the cell and sets GRAPH_MODE
+    assert ("pkg/model.py", "BP020", "error") in severities()
+    assert not any("class Plain" in text for text in analysed)  # (it searched for no importer)
+    # the entry script gone, then an existing file edited to become one
+    train.unlink()
+    assert ("pkg/model.py", "BP020", "warning") in severities()
+    analysed.clear()
+    notes = root / "notes.py"
+    notes.write_text(graph)
+    assert ("pkg/model.py", "BP020", "error") in severities()
+    assert [text.count("class ScaleCell") for text in analysed] == [1]  # model.py alone (notes.py: no bprop)

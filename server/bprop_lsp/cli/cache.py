@@ -53,7 +53,8 @@ if TYPE_CHECKING:
 
 DIR_NAME = ".bprop_lsp_cache"
 ENV_VAR = "BPROP_LSP_CACHE_DIR"
-SCHEMA = 2  # (2: related locations may name another file; entries list their workspace dependencies)
+SCHEMA = 3  # (2: related locations may name another file; entries list their workspace dependencies; 3: and
+# the project's files, for a module whose mode was searched for in its importers)
 MAX_ENTRY_BYTES = 32 * 1024 * 1024
 INDEX_NAME = "files.index"  # JSON; not *.json, the entries' names
 MAX_INDEX_BYTES = 64 * 1024 * 1024
@@ -125,6 +126,7 @@ class ResultCache:
         self._index_new: dict[str, str] = {}  # records this run learnt
         self._seen: set[str] = set()
         self._memo: tuple[str, dict] | None = None  # (key, entry) read by replay(), for lookup()
+        self._listings: dict[tuple[str, ...], str] = {}  # roots -> their listing print, as this run finds them
 
     @property
     def fingerprint(self) -> str:
@@ -366,6 +368,13 @@ class ResultCache:
         deps = data.get("depends")
         if not isinstance(deps, list):
             return False
+        listing = data.get("listing")
+        if listing is not None:
+            if not (isinstance(listing, list) and len(listing) == 2 and isinstance(listing[0], list)
+                    and all(isinstance(r, str) for r in listing[0]) and isinstance(listing[1], str)):
+                return False
+            if self._listing_print(tuple(listing[0])) != listing[1]:
+                return False
         for dep in deps:
             if not (isinstance(dep, list) and len(dep) == 2 and all(isinstance(x, str) for x in dep)):
                 return False
@@ -389,6 +398,15 @@ class ResultCache:
                 return False
         return True
 
+    def _listing_print(self, roots: tuple[str, ...]) -> str:
+        """``workspace.listing_print`` of ``roots`` as this run finds them (once per run)."""
+        found = self._listings.get(roots)
+        if found is None:
+            from ..engine import listing_print
+
+            found = self._listings[roots] = listing_print(roots)
+        return found
+
     def _read(self, key: str) -> dict | None:
         raw, _ = _read_regular_file(self.entries / f"{key}.json", MAX_ENTRY_BYTES)
         if raw is None:
@@ -411,6 +429,7 @@ class ResultCache:
         import json
 
         data = {"schema": SCHEMA, "content": content_hash(source.raw), "depends": [list(d) for d in result.depends],
+                "listing": None if result.listing is None else [list(result.listing[0]), result.listing[1]],
                 "messages": list(result.messages), "findings": [encode_finding(f) for f in result.findings]}
         payload = json.dumps(data, ensure_ascii=True, separators=(",", ":")).encode()
         try:

@@ -354,18 +354,7 @@ class Workspace:
         with self._lock:
             if self._listing is not None:
                 return self._listing
-        found: dict[str, None] = {}
-        for root in self.roots:
-            for folder, dirs, files in os.walk(root):
-                if "pyvenv.cfg" in files:
-                    dirs[:] = []
-                    continue
-                dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in _SKIPPED_FOLDERS)
-                for name in sorted(files):
-                    if name.endswith(".py"):
-                        found[os.path.join(folder, name)] = None
-                if len(found) > MAX_LISTED:
-                    break
+        found = dict.fromkeys(python_files_under(self.roots))
         with self._lock:
             for path in self._overlay:
                 if path.endswith(".py") and self.module_name(path) is not None:
@@ -416,6 +405,11 @@ class Workspace:
     @property
     def indexed(self) -> bool:
         return self._indexed or not self.index_later
+
+    def searched_importers(self, path: str) -> bool:
+        """Whether the analysis of ``path`` searched the project for the modules that import it (its mode): then
+        it depends on every Python file of the project, one that comes to import it included (``listing_print``)."""
+        return bool(self._searched.get(os.path.abspath(path)))
 
     def importers(self, path: str, name: str, asking: str | None = None) -> list[tuple] | None:
         """Where the modules of the project import ``name`` of the module at ``path`` (a class or function bound at
@@ -578,6 +572,37 @@ class Workspace:
 _MISSING = object()
 MAX_LISTED = 20000  # files the importer index lists under the roots (past it: the rest is not searched)
 _SKIPPED_FOLDERS = frozenset({"__pycache__", "node_modules", "site-packages", "dist-packages", "build", "dist"})
+
+
+def python_files_under(roots) -> list[str]:
+    """Every ``.py`` file under ``roots`` as ``Workspace.python_files`` lists them (without open documents)."""
+    found: dict[str, None] = {}
+    for root in roots:
+        for folder, dirs, files in os.walk(root):
+            if "pyvenv.cfg" in files:
+                dirs[:] = []
+                continue
+            dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in _SKIPPED_FOLDERS)
+            for name in sorted(files):
+                if name.endswith(".py"):
+                    found[os.path.join(folder, name)] = None
+            if len(found) > MAX_LISTED:
+                break
+    return list(found)[:MAX_LISTED]
+
+
+def listing_print(roots) -> str:
+    """A digest of the Python files under ``roots`` as they stand (each one's path, size and modification time):
+    a file created, deleted or changed anywhere there changes it. What a module whose mode was searched for in
+    the modules importing it depends on (the CLI's cache: ``Workspace.searched_importers``)."""
+    h = hashlib.blake2b(digest_size=16)
+    for path in python_files_under(roots):
+        try:
+            st = os.stat(path)
+        except OSError:
+            continue
+        h.update(f"{path}\0{st.st_size}\0{st.st_mtime_ns}\n".encode("utf-8", "surrogateescape"))
+    return h.hexdigest()
 _IDENTIFIER = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
 _IMPORT_STARTS = (b"from ", b"from\t", b"import ", b"import\t")
 
