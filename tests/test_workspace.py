@@ -127,12 +127,26 @@ def test_a_cycle_of_bases_across_modules_is_unknown(tmp_path):
     assert _check(tmp_path, "b.py") == []
 
 
-def test_a_base_bprop_of_another_module_is_not_reported_here(tmp_path):
+def test_a_base_bprop_of_another_module_is_checked_against_the_subclass_construct(tmp_path):
     (tmp_path / "base.py").write_text("from mindspore import nn\n\n\nclass B(nn.Cell):\n"
                                       "    def bprop(self, x, out, dout):\n        return (dout,)\n")
     (tmp_path / "sub.py").write_text("from base import B\n\n\nclass S(B):\n    def construct(self, x, y):\n"
-                                     "        return x * y\n    # bprop\n")
+                                     "        return x * y\n")
+    (finding,) = _check(tmp_path, "sub.py")
+    assert finding.code == "BP001" and finding.fix is None
+    assert finding.message == "bprop of S (inherited from B) must take (self, x, y, out, dout): it lacks y"
+    assert (finding.span.start.line, finding.span.start.column) == (3, 6)  # the class's name, in sub.py
+    there, construct = finding.related
+    assert (there.path, there.span.start.line, there.message) == (str(tmp_path / "base.py"), 4, "B.bprop is defined here")
+    assert construct.path is None and construct.span.start.line == 4
+    # base.py alone: B has no construct, nothing to report there; with a construct of the same inputs as S's, the
+    # pair is base.py's to report (once), not sub.py's
+    assert _check(tmp_path, "base.py") == []
+    (tmp_path / "base.py").write_text("from mindspore import nn\n\n\nclass B(nn.Cell):\n"
+                                      "    def construct(self, a, b):\n        return a\n\n"
+                                      "    def bprop(self, x, out, dout):\n        return (dout,)\n")
     assert _check(tmp_path, "sub.py") == []
+    assert [f.code for f in _check(tmp_path, "base.py")] == ["BP001"]
 
 
 def test_pyproject_src(tmp_path):

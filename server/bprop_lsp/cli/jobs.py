@@ -36,6 +36,9 @@ if TYPE_CHECKING:
 # Every rule is about a custom bprop, bprop_getters or bprop_debug (the engine's own early return says the same):
 # a file whose text lacks this word has nothing to report.
 NEEDLE = "bprop"
+# In a project (``Job.roots``), a file without it is checked too when it says this: a Cell overriding construct may
+# inherit a bprop from another module (the engine reads its imports first: ``Workspace.may_inherit_bprop``).
+INHERITS_NEEDLE = "construct"
 # A pool pays off from a few files with a custom bprop: its workers import the engine in parallel with the
 # parent's reading (the serial run imports it too), and parso costs milliseconds per hundred lines.
 POOL_MIN_FILES = 2
@@ -328,6 +331,11 @@ def run_jobs(jobs: list[Job], workers: int, on_result: Callable[[int, FileResult
                 stat_out = []
             try:
                 source = read_source_if(job.path, NEEDLE, display=job.display, stat_out=stat_out)
+                if source is None and job.roots is not None:
+                    # A Cell of a project whose bprop is inherited from another module need not say "bprop"
+                    # (its construct does: checked, and cached with the files it depends on).
+                    source = read_source_if(job.path, INHERITS_NEEDLE, display=job.display,
+                                            stat_out=[] if stat_out is not None else None)
             except SourceError as exc:
                 deliver(i, _unreadable(job, exc))
                 continue

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import threading
 from collections import OrderedDict
 from contextlib import contextmanager
@@ -308,6 +309,111 @@ class Workspace:
         finally:
             busy.discard(key)
 
+    # -- values: functions bound in another module (a bprop, an ops.Custom func) ---------------------------
+    def resolve_value(self, program, text: str):
+        """(the ``Program`` of another module of the project, a name it binds at module level other than by an
+        import) that ``text`` (``name`` or ``module.name``) of ``program`` names through its module-level imports:
+        ``from .grads import scale_bprop`` + ``scale_bprop``, ``from . import grads`` + ``grads.scale_bprop``,
+        re-exports followed. None: not imported from a project module (unknown). What the name is bound to is the
+        caller's to read, in that program (``values.py``)."""
+        path = getattr(program, "path", None)
+        if path is None:
+            return None
+        head, _, rest = text.partition(".")
+        qual = self._binding(program, head)
+        if qual is None:
+            return None
+        return self._find_value(f"{qual}.{rest}" if rest else qual, path, 0)
+
+    def _find_value(self, qual: str, importer: str, depth: int):
+        if depth > 16:
+            return None
+        parts = qual.split(".")
+        for i in range(len(parts) - 1, 0, -1):
+            path = self.module_file(".".join(parts[:i]), importer)
+            if path is None:
+                continue
+            program = self.program(path)
+            query.record(("workspace", path), self.digest(path))
+            if program is None:
+                return None
+            return self._value_in_module(program, parts[i:], depth)
+        return None
+
+    def _value_in_module(self, program, names: list[str], depth: int):
+        key = ("value", program.path, tuple(names))
+        busy = getattr(self._busy, "keys", None)
+        if busy is None:
+            busy = self._busy.keys = set()
+        if key in busy:
+            return None  # a cycle of re-exports: unknown
+        busy.add(key)
+        try:
+            head = names[0]
+            qual = self._binding(program, head)
+            if qual is not None:
+                return self._find_value(".".join([qual, *names[1:]]), program.path, depth + 1)
+            if len(names) != 1:
+                return None
+            if head in program.assignments or head in program.functions:
+                return program, head
+            for source in self._star_sources(program, head):  # ``from .grads import *`` in an __init__.py
+                path = self.module_file(source, program.path)
+                exporter = self.program(path) if path is not None else None
+                if exporter is None or not _exports(exporter, head):
+                    continue
+                return self._find_value(".".join([source, head]), program.path, depth + 1)
+            return None
+        finally:
+            busy.discard(key)
+
+    def may_inherit_bprop(self, text: str, path: str | None) -> bool:
+        """Whether a class statement of ``text`` (the module at ``path``) names a base that another module of the
+        project defines with a ``bprop`` in its MRO: then the file is read whole although it may not say "bprop"
+        (its Cell is checked against the bprop it inherits). Read from the file's imports alone (a small program
+        of its import statements), so a file that says neither is never parsed for it; the modules consulted are
+        its dependencies like any other's."""
+        if path is None:
+            return False
+        heads = {m.group(1) for m in _CLASS_BASES.finditer(text)}
+        if not heads:
+            return False
+        imports = "\n".join(m.group(0) for m in _IMPORT_STATEMENT.finditer(text))
+        if not imports:
+            return False
+        path = os.path.abspath(path)
+        program = Program(parse_text(imports + "\n"), imports + "\n", workspace=self, path=path)
+        for head in heads:
+            qual = self._binding(program, head)
+            if qual is None or not self._says_bprop(qual, path):
+                continue  # (a module that does not say "bprop" is not parsed for it)
+            cls = self.resolve_base(program, head)
+            home = cls.program if cls is not None else None
+            if home is not None and any(not isinstance(k, str) and k.mentions("bprop") for k in home.mro(cls)):
+                return True
+        return False
+
+    def _says_bprop(self, qual: str, importer: str) -> bool:
+        """Whether the module ``qual`` (or the module holding it, ``pkg.base`` of ``pkg.base.Base``) says "bprop"
+        (a base re-exported by an ``__init__.py`` that does not say it is not followed: unknown)."""
+        parts = qual.split(".")
+        for i in range(len(parts), 0, -1):
+            found = self.module_file(".".join(parts[:i]), importer)
+            if found is not None:
+                module = self._module(found)
+                return module is not None and "bprop" in module.text
+        return False
+
+    def program_holding(self, node):
+        """The program (of a module read) whose tree holds ``node``, or None."""
+        root = node.get_root_node()
+        with self._lock:
+            modules = list(self._modules.values())
+        for module in modules:
+            if module is not None and module.program is not None and module.program.module is root:
+                return module.program
+        return None
+
     @contextmanager
     def entered(self, cls) -> Iterator[bool]:
         """Whether ``cls`` (of another program) is not already being linearised on this thread (a cycle of bases
@@ -359,6 +465,11 @@ class Workspace:
 
 
 _MISSING = object()
+# ``class Sub(Base, ...)`` at module level: the first name of its first base; module-level imports (parenthesised
+# ``from m import (a, b)`` over several lines included): ``may_inherit_bprop``.
+_CLASS_BASES = re.compile(r"^class[ \t]+\w+[ \t]*\([ \t]*([A-Za-z_]\w*)", re.M)
+_IMPORT_STATEMENT = re.compile(r"^(?:from[ \t]+[\w.]+[ \t]+import[ \t]*(?:\([^)]*\)|[^\n]*)|import[ \t]+[^\n]*)",
+                               re.M)
 
 
 def _module_level(node) -> bool:
