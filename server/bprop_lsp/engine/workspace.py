@@ -373,19 +373,12 @@ class Workspace:
         (its Cell is checked against the bprop it inherits). Read from the file's imports alone (a small program
         of its import statements), so a file that says neither is never parsed for it; the modules consulted are
         its dependencies like any other's."""
-        if path is None:
+        found = self._project_bases(text, path)
+        if not found:
             return False
-        heads = {m.group(1) for m in _CLASS_BASES.finditer(text)}
-        if not heads:
-            return False
-        imports = "\n".join(m.group(0) for m in _IMPORT_STATEMENT.finditer(text))
-        if not imports:
-            return False
-        path = os.path.abspath(path)
-        program = Program(parse_text(imports + "\n"), imports + "\n", workspace=self, path=path)
-        for head in heads:
-            qual = self._binding(program, head)
-            if qual is None or not self._says_bprop(qual, path):
+        program, heads = found
+        for head, qual in heads:
+            if not self._says_bprop(qual, program.path):
                 continue  # (a module that does not say "bprop" is not parsed for it)
             cls = self.resolve_base(program, head)
             home = cls.program if cls is not None else None
@@ -393,16 +386,46 @@ class Workspace:
                 return True
         return False
 
-    def _says_bprop(self, qual: str, importer: str) -> bool:
-        """Whether the module ``qual`` (or the module holding it, ``pkg.base`` of ``pkg.base.Base``) says "bprop"
-        (a base re-exported by an ``__init__.py`` that does not say it is not followed: unknown)."""
+    def has_project_bases(self, text: str, path: str | None) -> bool:
+        """Whether a class statement of ``text`` names a base imported from a module of the project (its analysis
+        then depends on that module, whatever ``text`` says: the CLI's cache keys it by its dependencies)."""
+        return bool(self._project_bases(text, path))
+
+    def _project_bases(self, text: str, path: str | None):
+        """(a program of ``text``'s import statements, [(base name, the absolute name it is imported as)]) for the
+        bases of ``text``'s module-level classes imported from a module some root holds; None when there is none."""
+        if path is None:
+            return None
+        heads = {m.group(1) for m in _CLASS_BASES.finditer(text)}
+        if not heads:
+            return None
+        imports = "\n".join(m.group(0) for m in _IMPORT_STATEMENT.finditer(text))
+        if not imports:
+            return None
+        path = os.path.abspath(path)
+        program = Program(parse_text(imports + "\n"), imports + "\n", workspace=self, path=path)
+        found = []
+        for head in sorted(heads):
+            qual = self._binding(program, head)
+            if qual is not None and self._module_of(qual, path) is not None:
+                found.append((head, qual))
+        return (program, found) if found else None
+
+    def _module_of(self, qual: str, importer: str) -> str | None:
+        """The file of the module ``qual`` names or is in (``pkg.base`` of ``pkg.base.Base``), or None."""
         parts = qual.split(".")
         for i in range(len(parts), 0, -1):
             found = self.module_file(".".join(parts[:i]), importer)
             if found is not None:
-                module = self._module(found)
-                return module is not None and "bprop" in module.text
-        return False
+                return found
+        return None
+
+    def _says_bprop(self, qual: str, importer: str) -> bool:
+        """Whether the module ``qual`` names or is in says "bprop" (a base re-exported by an ``__init__.py`` that
+        does not say it is not followed: unknown)."""
+        found = self._module_of(qual, importer)
+        module = self._module(found) if found is not None else None
+        return module is not None and "bprop" in module.text
 
     def program_holding(self, node):
         """The program (of a module read) whose tree holds ``node``, or None."""
