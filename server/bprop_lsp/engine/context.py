@@ -16,7 +16,7 @@ from .mindspore_api import CUSTOM_NAMES, is_mindspore
 from .program import Program
 from .settings import Settings
 from .trees import call_arguments, call_of, dotted, scope_of
-from .values import Resolved, resolve_function
+from .values import Resolved, across_modules, resolve_function
 
 
 @dataclass(eq=False)
@@ -265,7 +265,8 @@ class Context:
         if cls.mentions("custom_vjp"):  # (then the text does, its code being in it)
             return False, True  # MindSpore's custom_vjp cells: `bprop(self, *args)` is special-cased by that flag
         from_defs = _bound_to_def(bprop)
-        resolved = self.resolve_member(bprop)
+        with across_modules():  # (a bprop bound from another module: placed here by ``ForeignBprop``)
+            resolved = self.resolve_member(bprop)
         if resolved is None and bprop.value is not None and bprop.function is None and _is_none(bprop.value) is False \
                 and not self._is_partial(bprop.value):
             return False, from_defs  # bound to something we cannot resolve: unknown, never guessed
@@ -635,7 +636,8 @@ class Context:
         bprop_arg = arguments.get("bprop")
         if bprop_arg is None or _is_none(bprop_arg):
             return None
-        function, bound = self.resolve_callable(bprop_arg)
+        with across_modules():  # (a func or bprop of another module: placed here by ``ForeignBprop``)
+            function, bound = self.resolve_callable(bprop_arg)
         forward = arguments.get("func")
         func_type = arguments.get("func_type")
         inputs = None
@@ -644,7 +646,8 @@ class Context:
         kernel_stub = func_type is not None and func_type.type == "string" and any(
             k in func_type.value for k in ("aot", "aicpu", "tbe", "julia"))
         if forward is not None and not kernel_stub:
-            fwd, fwd_bound = self.resolve_callable(forward)
+            with across_modules():
+                fwd, fwd_bound = self.resolve_callable(forward)
             if fwd is not None:
                 sig = Signature(fwd, skip_self=fwd_bound)
                 if sig.vararg is None and sig.varkw is None:

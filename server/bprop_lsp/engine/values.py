@@ -13,6 +13,8 @@ Whether a condition is known (``const_truth``, ``never_taken``) is ``conditions.
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 
 from .definitions import Function
@@ -36,6 +38,22 @@ class Resolved:
     # The program of another module of the project the function is defined in (``workspace.py``: ``bprop =
     # scale_bprop`` after ``from .grads import scale_bprop``), None: this file's.
     home: object = field(default=None, compare=False)
+
+
+# Whether a name imported from another module of the project is followed there (``across_modules``): only where
+# what it resolves to is placed for this file (a Cell's bprop, an ops.Custom's func and bprop: ``Resolved.home``).
+_ACROSS: ContextVar = ContextVar("bprop_lsp_across_modules", default=False)
+
+
+@contextmanager
+def across_modules():
+    """Resolutions in the block follow names imported from another module of the project (``workspace.py``),
+    when the program has a workspace; elsewhere such a name is unknown, as in a file alone."""
+    token = _ACROSS.set(True)
+    try:
+        yield
+    finally:
+        _ACROSS.reset(token)
 
 
 def resolve_function(program: Program, expr, *, class_members: dict | None = None, depth: int = 0) -> Resolved | None:
@@ -150,7 +168,7 @@ def _module_attribute(program: Program, expr, depth: int) -> Resolved | None:
     (``workspace.py``), else None."""
     name = expr.children[0].value
     trailer = expr.children[1]
-    if program.workspace is None or trailer.type != "trailer" \
+    if program.workspace is None or not _ACROSS.get() or trailer.type != "trailer" \
             or trailer.children[0] != "." or trailer.children[1].type != "name":
         return None
     if program.assignments.get(name) or program.functions.get(name) or program.classes_by_name.get(name):
@@ -212,7 +230,7 @@ def _bound_in_scope(program: Program, scope, name: str, use, depth: int):
     defs = [f for f in program.functions.get(name, []) if scope_of(f.node) is scope]
     values = [v for v in program.assignments.get(name, []) if scope_of(v) is scope]
     imported = scope.type == "file_input" and name in program.imports
-    if not defs and not values and scope.type == "file_input" and program.workspace is not None:
+    if not defs and not values and scope.type == "file_input" and program.workspace is not None and _ACROSS.get():
         found = _foreign(program, name, use, depth)  # imported from another module of the project
         if found is not None:
             return found
