@@ -369,20 +369,24 @@ class Workspace:
 
     def may_inherit_bprop(self, text: str, path: str | None) -> bool:
         """Whether a class statement of ``text`` (the module at ``path``) names a base that another module of the
-        project defines with a ``bprop`` in its MRO: then the file is read whole although it may not say "bprop"
-        (its Cell is checked against the bprop it inherits). Read from the file's imports alone (a small program
-        of its import statements), so a file that says neither is never parsed for it; the modules consulted are
-        its dependencies like any other's."""
+        project defines, on which attribute lookup finds a ``bprop``: then the file is read whole although it may
+        not say "bprop" (its Cell is checked against the bprop it inherits). Read from the file's imports alone,
+        and only a module that binds a ``bprop`` somewhere is parsed for it; the modules consulted are the file's
+        dependencies like any other's."""
         found = self._project_bases(text, path)
         if not found:
             return False
-        program, heads = found
+        path, heads = found
+        program = None
         for head, qual in heads:
-            if not self._says_bprop(qual, program.path):
-                continue  # (a module that does not say "bprop" is not parsed for it)
+            if not self._binds_bprop(qual, path):
+                continue
+            if program is None:
+                imports = "\n".join(m.group(0) for m in _IMPORT_STATEMENT.finditer(text)) + "\n"
+                program = Program(parse_text(imports), imports, workspace=self, path=path)
             cls = self.resolve_base(program, head)
             home = cls.program if cls is not None else None
-            if home is not None and any(not isinstance(k, str) and k.mentions("bprop") for k in home.mro(cls)):
+            if home is not None and home.lookup(cls, "bprop") is not None:
                 return True
         return False
 
@@ -392,8 +396,11 @@ class Workspace:
         return bool(self._project_bases(text, path))
 
     def _project_bases(self, text: str, path: str | None):
-        """(a program of ``text``'s import statements, [(base name, the absolute name it is imported as)]) for the
-        bases of ``text``'s module-level classes imported from a module some root holds; None when there is none."""
+        """(the absolute path, [(base name, the absolute name it is imported as)]) for the bases of ``text``'s
+        module-level classes imported at module level from a module some root holds; None when there is none.
+        (Read with ``ast`` from the import statements alone: a file's imports, not its tree.)"""
+        import ast
+
         if path is None:
             return None
         heads = {m.group(1) for m in _CLASS_BASES.finditer(text)}
@@ -402,14 +409,31 @@ class Workspace:
         imports = "\n".join(m.group(0) for m in _IMPORT_STATEMENT.finditer(text))
         if not imports:
             return None
+        try:
+            statements = ast.parse(imports).body
+        except (SyntaxError, ValueError):
+            return None
+        bound: dict[str, tuple[int, str]] = {}
+        for node in statements:
+            if isinstance(node, ast.ImportFrom):
+                for alias in node.names:
+                    if alias.name != "*":
+                        dotted = f"{node.module}.{alias.name}" if node.module else alias.name
+                        bound[alias.asname or alias.name] = (node.level or 0, dotted)
+            elif isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.asname:
+                        bound[alias.asname] = (0, alias.name)
+                    else:
+                        bound[alias.name.partition(".")[0]] = (0, alias.name.partition(".")[0])
         path = os.path.abspath(path)
-        program = Program(parse_text(imports + "\n"), imports + "\n", workspace=self, path=path)
+        here = _Here(path)
         found = []
-        for head in sorted(heads):
-            qual = self._binding(program, head)
+        for head in sorted(heads & bound.keys()):
+            qual = self._absolute(here, *bound[head])
             if qual is not None and self._module_of(qual, path) is not None:
                 found.append((head, qual))
-        return (program, found) if found else None
+        return (path, found) if found else None
 
     def _module_of(self, qual: str, importer: str) -> str | None:
         """The file of the module ``qual`` names or is in (``pkg.base`` of ``pkg.base.Base``), or None."""
@@ -420,12 +444,13 @@ class Workspace:
                 return found
         return None
 
-    def _says_bprop(self, qual: str, importer: str) -> bool:
-        """Whether the module ``qual`` names or is in says "bprop" (a base re-exported by an ``__init__.py`` that
-        does not say it is not followed: unknown)."""
+    def _binds_bprop(self, qual: str, importer: str) -> bool:
+        """Whether the module ``qual`` names or is in binds a ``bprop`` somewhere (``def bprop``, ``bprop = ``,
+        ``setattr(..., "bprop", ...)``): a base re-exported by an ``__init__.py`` that does not is not
+        followed (unknown)."""
         found = self._module_of(qual, importer)
         module = self._module(found) if found is not None else None
-        return module is not None and "bprop" in module.text
+        return module is not None and _BINDS_BPROP.search(module.text) is not None
 
     def program_holding(self, node):
         """The program (of a module read) whose tree holds ``node``, or None."""
@@ -488,6 +513,17 @@ class Workspace:
 
 
 _MISSING = object()
+_BINDS_BPROP = re.compile(r"\bdef[ \t]+bprop\b|\bbprop[ \t]*=(?!=)|\bsetattr\([^)\n]*[\"']bprop[\"']")
+
+
+class _Here:
+    """What ``Workspace._absolute`` reads of a program: its path."""
+
+    __slots__ = ("path",)
+
+    def __init__(self, path: str):
+        self.path = path
+
 # ``class Sub(Base, ...)`` at module level: the first name of its first base; module-level imports (parenthesised
 # ``from m import (a, b)`` over several lines included): ``may_inherit_bprop``.
 _CLASS_BASES = re.compile(r"^class[ \t]+\w+[ \t]*\([ \t]*([A-Za-z_]\w*)", re.M)
