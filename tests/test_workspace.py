@@ -294,3 +294,28 @@ def test_a_def_its_own_module_uses_is_reported_there_and_only_its_input_mistakes
     grads.write_text(grads.read_text().split("\n\n\nclass Local")[0] + "\n")
     assert _check(tmp_path / "p", "pkg/grads.py") == []
     assert [f.code for f in _check(tmp_path / "p", "pkg/cells.py")] == ["BP020"]
+
+
+def test_noqa_on_the_binding_line(tmp_path):
+    shutil.copytree(FIXTURES / "bound_function", tmp_path / "p")
+    cells = tmp_path / "p" / "pkg" / "cells.py"
+    cells.write_text(cells.read_text().replace("bprop = scale_bprop", "bprop = scale_bprop  # noqa: BP001"))
+    assert _check(tmp_path / "p", "pkg/cells.py") == []  # (and the noqa is used: no BP900)
+
+
+def test_a_bprop_of_another_module_in_a_session_follows_that_module(tmp_path):
+    shutil.copytree(FIXTURES / "inherited_bprop_valid", tmp_path / "p")
+    root = tmp_path / "p"
+    ws = Workspace([root])
+    cells, base = root / "pkg" / "cells.py", str(root / "pkg" / "base.py")
+    text = cells.read_text()
+    assert "bprop" not in text
+    session = DocumentSession("cells.py")
+    assert session.analyse(text, workspace=ws, path=str(cells)).findings == []
+    assert base in ws.depends_on(str(cells))  # (read for it although the file does not say "bprop")
+    broken = Path(base).read_text().replace("def bprop(self, x, y, out, dout)", "def bprop(self, x, out, dout)")
+    ws.set_overlay(base, broken)
+    assert [f.code for f in session.analyse(text, workspace=ws, path=str(cells)).findings] == ["BP001"]
+    assert [f.code for f in session.analyse(text + "\n", workspace=ws, path=str(cells)).findings] == ["BP001"]
+    ws.set_overlay(base, "from mindspore import nn\n\n\nclass PairBase(nn.Cell):\n    pass\n")
+    assert session.analyse(text, workspace=ws, path=str(cells)).findings == []
