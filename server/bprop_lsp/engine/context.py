@@ -359,8 +359,9 @@ class Context:
                 # every base outside the file (dotted, imported, or no name): no class of the file in its MRO
                 # (most classes of a model file; their MRO is then not even built)
                 all(t is None or "." in t or t in p.imports for t in cls.base_texts)
-                and (p.workspace is None or not any(t is not None and p._workspace_class(t) is not None
-                                                    for t in cls.base_texts))  # (another module's class: read it)
+                # (a base of another module's: its bprop is checked here against a construct of this class)
+                and (p.workspace is None or not cls.mentions("construct")
+                     or not any(t is not None and p._workspace_class(t) is not None for t in cls.base_texts))
                 or not any(not isinstance(k, str) and k.mentions("bprop") for k in p.mro(cls))):
             return False
         return p.is_cell(cls)
