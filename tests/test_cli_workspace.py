@@ -199,3 +199,70 @@ def test_cache_sees_an_entry_script_created_or_edited_to_import_the_cell(tmp_pat
     notes.write_text(graph)
     assert ("pkg/model.py", "BP020", "error") in severities()
     assert [text.count("class ScaleCell") for text in analysed] == [1]  # model.py alone (notes.py: no bprop)
+
+
+# Bprops and ops.Custom bprops defined in another module (tests/fixtures/workspace, labelled by MindSpore):
+# fixture -> the finding `check .` reports ((file, code) or None), and the file of the def.
+LABELS = json.loads((FIXTURES / "labels.json").read_text())
+BOUND = {
+    "bound_function": (("pkg/cells.py", "BP001"), "pkg/grads.py"),
+    "bound_module_attr": (None, "pkg/grads.py"),
+    "bound_factory": (("pkg/cells.py", "BP001"), "pkg/grads.py"),
+    "bound_staticmethod": (("pkg/cells.py", "BP005"), "pkg/grads.py"),
+    "inherited_bprop": (("pkg/cells.py", "BP001"), "pkg/base.py"),
+    "inherited_bprop_valid": (None, "pkg/base.py"),
+    "custom_bprop": (("pkg/cells.py", "BP040"), "pkg/kernels.py"),
+    "custom_valid": (None, "pkg/kernels.py"),
+    "edited_grads": (None, "pkg/grads.py"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BOUND))
+def test_bprops_of_another_module_as_mindspore_labels_them(name, tmp_path, monkeypatch, capsys):
+    expected, other = BOUND[name]
+    label = LABELS["cases"][name]["initial"]
+    if expected is None:
+        assert label["observed"] == "valid"
+    elif expected[1] == "BP005":  # runs in both modes, with different gradients
+        assert label["observed"] == "valid" and label["GRAPH"]["grads_printed"] != label["PYNATIVE"]["grads_printed"]
+    else:
+        assert label["observed"] == "broken"
+    root = tmp_path / name
+    shutil.copytree(FIXTURES / name, root)
+    monkeypatch.chdir(root)
+    for jobs_ in ("1", "2"):
+        found = _json(capsys, "--no-cache", "-j", jobs_, ".")
+        # one finding per mistake across the package: in the Cell's file, naming the def's file, with no fix
+        assert [(f["filename"], f["code"]) for f in found] == ([expected] if expected else [])
+        for f in found:
+            assert f["fix"] is None
+            assert other in [r.get("filename") for r in f["related"]]
+
+
+def test_the_cache_rechecks_a_cell_when_the_bprop_it_binds_changes(tmp_path, monkeypatch, capsys, analysed):
+    root = tmp_path / "edited_grads"
+    shutil.copytree(FIXTURES / "edited_grads", root)
+    (root / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+    monkeypatch.chdir(root)
+    monkeypatch.setenv(cache_mod.ENV_VAR, str(tmp_path / "cache"))
+    assert _json(capsys, "pkg") == []
+    analysed.clear()
+    assert _json(capsys, "pkg") == []
+    assert analysed == []
+    assert LABELS["cases"]["edited_grads"]["after"]["observed"] == "broken"
+    (root / "pkg" / "grads.py").write_text((root / "edits" / "grads.py").read_text())
+    assert [(f["filename"], f["code"]) for f in _json(capsys, "pkg")] == [("pkg/cells.py", "BP001")]
+    assert any("class Scaled" in t for t in analysed)
+
+
+def test_a_subclass_that_does_not_say_bprop_is_rechecked_when_its_base_gains_one(tmp_path, monkeypatch, capsys):
+    root = tmp_path / "inherited"
+    shutil.copytree(FIXTURES / "inherited_bprop_valid", root)
+    (root / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+    monkeypatch.chdir(root)
+    monkeypatch.setenv(cache_mod.ENV_VAR, str(tmp_path / "cache"))
+    assert "bprop" not in (root / "pkg" / "cells.py").read_text()
+    assert _json(capsys, "pkg") == []
+    base = root / "pkg" / "base.py"
+    base.write_text(base.read_text().replace("def bprop(self, x, y, out, dout)", "def bprop(self, x, out, dout)"))
+    assert [(f["filename"], f["code"]) for f in _json(capsys, "pkg")] == [("pkg/cells.py", "BP001")]

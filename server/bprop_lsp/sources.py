@@ -500,9 +500,9 @@ def read_source(path: str, stdin: io.BufferedReader | None = None, display: str 
     return SourceFile(label, text, encoding, raw, origin)
 
 
-def read_source_if(path: str, needle: str, display: str | None = None,
+def read_source_if(path: str, needle: str | tuple[str, ...], display: str | None = None,
                    stat_out: list | None = None) -> SourceFile | None:
-    """``read_source(path)`` if the file's text contains ``needle`` (ASCII), else None; the same SourceError
+    """``read_source(path)`` if the file's text contains ``needle`` (ASCII; or one of several), else None; the same SourceError
     as ``read_source`` for a file that cannot be read or decoded, whether or not it contains ``needle``.
 
     Most files of a repository lack the needle: for those that are plain UTF-8 (no NUL, no coding declaration in
@@ -512,10 +512,11 @@ def read_source_if(path: str, needle: str, display: str | None = None,
     """
     label = display or display_path(path)
     raw = _read_source_bytes(path, label, stat_out)
-    if needle.encode("ascii") not in raw and _plain_utf8(raw):
+    needles = (needle,) if isinstance(needle, str) else needle
+    if not any(n.encode("ascii") in raw for n in needles) and _plain_utf8(raw):
         return None
     text, encoding = decode(raw, label)
-    if needle not in text:
+    if not any(n in text for n in needles):
         return None
     return SourceFile(label, text, encoding, raw, path)
 

@@ -96,3 +96,32 @@ async def test_pull_clients_are_asked_to_refresh(client, tmp_path):
     await wait_until(lambda: client.diagnostic_refresh_count > before)
     (diag,) = await s.diagnostics(cell, expect=lambda d: len(d) == 1)
     assert diag.code == "BP001"
+
+
+GRADS_FIXTURE = FIXTURE.parent / "edited_grads"
+
+
+async def test_editing_a_bprop_of_another_module_updates_the_cell_that_binds_it(client, tmp_path):
+    # tests/fixtures/workspace/edited_grads (labelled by MindSpore: valid, then BP001 once grads.py's bprop loses y)
+    root = tmp_path / "grads_proj"
+    shutil.copytree(GRADS_FIXTURE, root)
+    (root / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+    caps = client_capabilities("neovim")
+    await client.initialize_session(types.InitializeParams(
+        capabilities=caps, workspace_folders=[types.WorkspaceFolder(uri=file_uri(root), name="proj")]))
+    s = Session(client, caps)
+    grads, cells = (file_uri(root / "pkg" / n) for n in ("grads.py", "cells.py"))
+    s.open(grads, (root / "pkg" / "grads.py").read_text())
+    s.open(cells, (root / "pkg" / "cells.py").read_text())
+    assert await s.diagnostics(cells) == []
+    assert await s.diagnostics(grads) == []
+    await asyncio.sleep(0.2)
+    _replace_all(s, grads, (root / "edits" / "grads.py").read_text())  # typed, not saved
+    (diag,) = await s.diagnostics(cells, expect=lambda d: len(d) == 1)
+    assert diag.code == "BP001"
+    assert diag.message == "bprop of Scaled must take (self, x, y, out, dout): it lacks y"
+    assert diag.range.start.line == 9  # ``bprop = scale_bprop``, in cells.py
+    assert any(r.location.uri == grads and r.location.range.start.line == 0 for r in diag.related_information)
+    assert await s.diagnostics(grads) == []  # the def's own file: no Cell there, nothing to report
+    _replace_all(s, grads, (root / "pkg" / "grads.py").read_text())
+    assert await s.diagnostics(cells, expect=lambda d: d == []) == []

@@ -36,6 +36,9 @@ if TYPE_CHECKING:
 # Every rule is about a custom bprop, bprop_getters or bprop_debug (the engine's own early return says the same):
 # a file whose text lacks this word has nothing to report.
 NEEDLE = "bprop"
+# In a project (``Job.roots``), a file without it is checked too when it says this and a class of it has a base
+# imported from a module of the project: a Cell overriding construct may inherit a bprop from there.
+INHERITS_NEEDLE = "construct"
 # A pool pays off from a few files with a custom bprop: its workers import the engine in parallel with the
 # parent's reading (the serial run imports it too), and parso costs milliseconds per hundred lines.
 POOL_MIN_FILES = 2
@@ -155,6 +158,14 @@ def _in_workspace(job: Job):
         workspace = _WORKSPACES[job.roots] = Workspace(job.roots, digest_bytes=content_hash)
     with workspace.scope(os.path.abspath(job.path)):
         yield workspace
+
+
+def _has_project_bases(job: Job, text: str) -> bool:
+    """Whether a class of ``text`` (a file that does not say "bprop") has a base imported from a module of the
+    project: it may inherit a bprop from there (``Workspace.may_inherit_bprop``), so it is checked, and cached with
+    the files it depends on, rather than done as a file without "bprop"."""
+    with _in_workspace(job) as workspace:
+        return workspace is not None and workspace.has_project_bases(text, job.path)
 
 
 LARGE_TEXT = 256 * 1024  # characters: a file this large is checked with the collector off, then collected once
@@ -335,7 +346,10 @@ def run_jobs(jobs: list[Job], workers: int, on_result: Callable[[int, FileResult
                     continue
                 stat_out = []
             try:
-                source = read_source_if(job.path, NEEDLE, display=job.display, stat_out=stat_out)
+                source = read_source_if(job.path, NEEDLE if job.roots is None else (NEEDLE, INHERITS_NEEDLE),
+                                        display=job.display, stat_out=stat_out)
+                if source is not None and NEEDLE not in source.text and not _has_project_bases(job, source.text):
+                    source = None
             except SourceError as exc:
                 deliver(i, _unreadable(job, exc))
                 continue

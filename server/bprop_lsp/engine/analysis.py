@@ -15,6 +15,7 @@ from .fix_checks import check_all_fixes
 from .parsing import ParsedDocument
 from .pipeline import Analysis, analyze_module
 from .rule import Rule
+from .scope import CURRENT
 from .settings import Settings
 
 # A noqa comment naming one of our codes (or a look-alike): the files where the review of noqa comments may report.
@@ -47,7 +48,8 @@ def analyze(text: str, settings: Settings = Settings(), *, rules: Sequence[Rule]
         return analyze_document(doc, text, settings, rules=rules, verify_fixes=verify_fixes,
                                 with_syntax_errors=with_syntax_errors, with_skeletons=with_skeletons,
                                 with_bprops=with_bprops)
-    if compiles and not with_syntax_errors and not with_skeletons and "bprop" in text and not _REVIEWED_NOQA.search(text):
+    if compiles and not with_syntax_errors and not with_skeletons and "bprop" in text and not _REVIEWED_NOQA.search(text) \
+            and not _inherits_bprop(text):
         # (A ``# noqa: BPxxx`` is reviewed wherever it stands, which the partial parse would not read.)
         analysis = analyze_relevant(text, settings, rules=rules, verify_fixes=verify_fixes, with_bprops=with_bprops)
         if analysis is not None:
@@ -55,6 +57,13 @@ def analyze(text: str, settings: Settings = Settings(), *, rules: Sequence[Rule]
     return analyze_document(ParsedDocument(), text, settings, rules=rules, verify_fixes=verify_fixes,
                             with_syntax_errors=with_syntax_errors, with_skeletons=with_skeletons,
                             with_bprops=with_bprops)
+
+
+def _inherits_bprop(text: str) -> bool:
+    """Whether, in a workspace, a class of ``text`` with its own ``construct`` may inherit a bprop from another
+    module of the project (``Workspace.may_inherit_bprop``): the file is then read whole, "bprop" in it or not."""
+    scope = CURRENT.get()
+    return scope is not None and "construct" in text and scope[0].may_inherit_bprop(text, scope[1])
 
 
 def analyze_relevant(text: str, settings, *, rules, verify_fixes: bool, with_bprops: bool = True):
@@ -89,7 +98,7 @@ def analyze_document(doc: ParsedDocument, text: str, settings: Settings = Settin
                      with_skeletons: bool = False, with_bprops: bool = True) -> Analysis:
     """Analyse ``text`` with ``rules``, the current text of the document whose parse state is ``doc`` (re-parsed
     incrementally)."""
-    if "bprop" not in text and not (with_skeletons and "construct" in text):
+    if "bprop" not in text and not (with_skeletons and "construct" in text) and not _inherits_bprop(text):
         # Every rule is about a custom bprop, bprop_getters or bprop_debug: nothing to find.
         doc.last_context = None
         return Analysis()

@@ -78,6 +78,25 @@ def cell_drafts(ctx: Context, rules: list, run: Callable, memo: "CellMemo | None
     return _joined(per_site, rules)
 
 
+def foreign_site_drafts(ctx: Context, rules: list, run: Callable) -> dict:
+    """code -> the drafts of each Cell-scoped rule over the sites whose bprop is a def of another module of the
+    project (``context.ForeignBprop``), each draft told of its site (``pipeline._shown_here`` shows it on the
+    site's binding in this file, without a fix for another file's def): run one site at a time, never read back (a session re-runs them; they are few). Those sites leave ``ctx.cell_sites``: the other runs,
+    kept or not, are over the file's own sites only."""
+    sites = ctx.cell_sites
+    foreign = [site for site in sites if site.foreign is not None]
+    if not foreign:
+        return {}
+    ctx.__dict__["cell_sites"] = [site for site in sites if site.foreign is None]
+    out: dict = {}
+    for site in foreign:
+        view = SiteView(ctx, site)
+        for code, found in _run_site(view, rules, run).items():
+            if found is not _FAILED:
+                out.setdefault(code, []).extend(replace(d, subject=site) for d in found)
+    return out
+
+
 def _run_site(view, rules: list, run: Callable) -> dict:
     results = {}
     for rule in rules:

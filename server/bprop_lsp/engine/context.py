@@ -16,7 +16,7 @@ from .mindspore_api import CUSTOM_NAMES, is_mindspore
 from .program import Program
 from .settings import Settings
 from .trees import call_arguments, call_of, dotted, scope_of
-from .values import Resolved, resolve_function
+from .values import Resolved, across_modules, resolve_function
 
 
 @dataclass(eq=False)
@@ -52,6 +52,19 @@ class Signature:
 
 
 @dataclass(eq=False)
+class ForeignBprop:
+    """A bprop defined in another module of the project (``workspace.py``) that a site of this file uses: what it
+    says about the def is shown here (a finding's span lies in the file being checked), on ``anchor``."""
+
+    path: str  # the other module's file
+    function: Function  # the def there (its nodes are that module's)
+    anchor: object  # the node of this file a finding about the def is shown on
+    # Whether the other module may check the def itself (a Cell there has it, or it names it again): then only
+    # what depends on this site's inputs is shown here (the rest is reported there, once).
+    shared: bool = False
+
+
+@dataclass(eq=False)
 class CellSite:
     cls: ClassInfo  # the concrete Cell
     bprop: Member  # as found through the MRO
@@ -63,6 +76,8 @@ class CellSite:
     modes: frozenset = frozenset({"graph", "pynative"})
     # construct inherited from a MindSpore layer (``class MyReLU(nn.ReLU)``): its qualified name.
     external_construct: str | None = None
+    # The bprop is a def of another module of the project (``ForeignBprop``), else None.
+    foreign: ForeignBprop | None = None
 
     @property
     def inherited(self) -> bool:
@@ -150,6 +165,7 @@ class CustomOpSite:
     function: Function | None
     bound: bool  # a bound method (``self.backward``): MindSpore does not pass self
     inputs: int | None  # number of op inputs, when the forward function or a call site tells
+    foreign: ForeignBprop | None = None  # the bprop is a def of another module of the project
 
 
 class Context:
@@ -202,6 +218,9 @@ class Context:
             if not parts:
                 continue
             bprop, modes, resolved, construct, external, counted = parts
+            foreign = self._foreign_bprop(cls, bprop, resolved, construct) if p.workspace is not None else None
+            if foreign is False:
+                continue
             pair = (id(resolved.function.node) if resolved else id(bprop), id(construct))
             counts = self._call_counts(cls) if counted else None
             if pair in seen:
@@ -211,13 +230,13 @@ class Context:
                 earlier = uncalled.get(pair)
                 if counts is None or earlier is None:
                     continue
-                site = CellSite(cls, bprop, construct, resolved, modes, external)
+                site = CellSite(cls, bprop, construct, resolved, modes, external, foreign)
                 site.call_counts = counts
                 sites[earlier] = site
                 del uncalled[pair]
                 continue
             seen.add(pair)
-            site = CellSite(cls, bprop, construct, resolved, modes, external)
+            site = CellSite(cls, bprop, construct, resolved, modes, external, foreign)
             if counted:
                 site.call_counts = counts
                 if counts is None:
@@ -241,12 +260,13 @@ class Context:
             modes = _GRAPH_ONLY
         if bprop.ambiguous:
             return False, True  # which definition runs depends on a condition we cannot decide
-        if p.workspace is not None and _foreign(bprop, cls):
-            return False, True  # a bprop of another module's class: checked there (not from this file)
+        if p.workspace is not None and _foreign(bprop, cls) and not _bound_to_def(bprop):
+            return False, True  # another module's binding other than a def: read in its own program only
         if cls.mentions("custom_vjp"):  # (then the text does, its code being in it)
             return False, True  # MindSpore's custom_vjp cells: `bprop(self, *args)` is special-cased by that flag
         from_defs = _bound_to_def(bprop)
-        resolved = self.resolve_member(bprop)
+        with across_modules():  # (a bprop bound from another module: placed here by ``ForeignBprop``)
+            resolved = self.resolve_member(bprop)
         if resolved is None and bprop.value is not None and bprop.function is None and _is_none(bprop.value) is False \
                 and not self._is_partial(bprop.value):
             return False, from_defs  # bound to something we cannot resolve: unknown, never guessed
@@ -267,6 +287,62 @@ class Context:
             counted = sig.vararg is not None or len(sig.required_positional) != len(sig.positional)
         return (bprop, modes, resolved, construct, external, counted), from_defs
 
+    def _foreign_bprop(self, cls: ClassInfo, bprop: Member, resolved: Resolved | None, construct: Function | None):
+        """How a site's bprop stands to the workspace (``workspace.py``): None, this file's; a ``ForeignBprop``, a
+        def of another module checked here against this file's construct; False, not checked here (its own
+        module checks it, or what it reads cannot be read from here)."""
+        p = self.program
+        if _foreign(bprop, cls):
+            # Inherited from a class of another module: checked here only against a construct of this file that
+            # takes other inputs than the one the def's own class sees (that pair is its module's to report).
+            owner = bprop.owner
+            home = owner.program
+            if construct is None or construct.owner is None or construct.owner.program is not p or home is None \
+                    or resolved is None or resolved.function.node is not bprop.function.node:
+                return False
+            theirs = home.lookup(owner, "construct")
+            if theirs is not None:
+                if theirs.ambiguous or not _bound_to_def(theirs):
+                    return False
+                if _arity(theirs.function) == _arity(construct):
+                    return False  # the same inputs: its own module reports what is wrong with it
+            if not self._reads_alike(resolved.function, home):
+                return False
+            return ForeignBprop(home.path, resolved.function, cls.node.children[1], shared=True)
+        if resolved is None or resolved.home is None:
+            return None
+        home = resolved.home
+        if bprop.value is None or not self._reads_alike(resolved.function, home):
+            return False
+        anchor = bprop.value
+        while anchor.parent is not None and anchor.type != "expr_stmt":
+            anchor = anchor.parent
+        if anchor.type != "expr_stmt":
+            return False
+        return ForeignBprop(home.path, resolved.function, anchor, shared=_named_again(home, resolved.function))
+
+    def _reads_alike(self, fn: Function, home: Program) -> bool:
+        """Whether every name ``fn`` (a def of ``home``, another module) reads means here what it means there, or
+        nothing here: a rule reads the def's body against this file's program, so a name this file binds at
+        module level otherwise (a helper, a constant of the same name) would be read wrong."""
+        from .trees import is_module_level
+
+        p = self.program
+        names = set()
+        stack = [fn.node, *fn.decorators]
+        while stack:
+            node = stack.pop()
+            if node.type == "name":
+                names.add(node.value)
+            stack.extend(getattr(node, "children", ()))
+        for name in names:
+            if any(scope_of(f.node).type == "file_input" for f in p.functions.get(name, ())) \
+                    or any(is_module_level(v) for v in p.assignments.get(name, ())) or p.classes_by_name.get(name):
+                return False
+            if name in p.imports and p.imports.get(name) != home.imports.get(name):
+                return False
+        return True
+
     def _is_partial(self, value) -> bool:
         """``functools.partial(...)`` / ``partialmethod(...)``: no function MindSpore can read (unknown: a rule
         may say so)."""
@@ -283,6 +359,9 @@ class Context:
                 # every base outside the file (dotted, imported, or no name): no class of the file in its MRO
                 # (most classes of a model file; their MRO is then not even built)
                 all(t is None or "." in t or t in p.imports for t in cls.base_texts)
+                # (a base of another module's: its bprop is checked here against a construct of this class)
+                and (p.workspace is None or not cls.mentions("construct")
+                     or not any(t is not None and p._workspace_class(t) is not None for t in cls.base_texts))
                 or not any(not isinstance(k, str) and k.mentions("bprop") for k in p.mro(cls))):
             return False
         return p.is_cell(cls)
@@ -554,10 +633,12 @@ class Context:
         return sites
 
     def _custom_site(self, node, arguments: dict) -> CustomOpSite | None:
+        p = self.program
         bprop_arg = arguments.get("bprop")
         if bprop_arg is None or _is_none(bprop_arg):
             return None
-        function, bound = self.resolve_callable(bprop_arg)
+        with across_modules():  # (a func or bprop of another module: placed here by ``ForeignBprop``)
+            function, bound = self.resolve_callable(bprop_arg)
         forward = arguments.get("func")
         func_type = arguments.get("func_type")
         inputs = None
@@ -566,12 +647,19 @@ class Context:
         kernel_stub = func_type is not None and func_type.type == "string" and any(
             k in func_type.value for k in ("aot", "aicpu", "tbe", "julia"))
         if forward is not None and not kernel_stub:
-            fwd, fwd_bound = self.resolve_callable(forward)
+            with across_modules():
+                fwd, fwd_bound = self.resolve_callable(forward)
             if fwd is not None:
                 sig = Signature(fwd, skip_self=fwd_bound)
                 if sig.vararg is None and sig.varkw is None:
                     inputs = len(sig.positional)
-        return CustomOpSite(node, bprop_arg, function, bound, inputs)
+        foreign = None
+        if function is not None and p.workspace is not None and function.node.get_root_node() is not p.module:
+            home = p.workspace.program_holding(function.node)
+            if home is None or home is p or not self._reads_alike(function, home):
+                return None
+            foreign = ForeignBprop(home.path, function, bprop_arg, shared=_named_again(home, function))
+        return CustomOpSite(node, bprop_arg, function, bound, inputs, foreign)
 
     def _through_helpers(self, custom_call, arguments: dict):
         """The Custom call's arguments as written, or — when ``bprop``/``func`` are parameters of the function that
@@ -622,7 +710,9 @@ class Context:
                 if member is not None and not member.ambiguous and member.function is not None and member.value is None:
                     if "staticmethod" in member.function.decorator_names:
                         return member.function, False
-            return None, False
+            if cls is not None or p.workspace is None:
+                return None, False
+            # (``kernels.add_bprop`` after ``from . import kernels``: another module's function, through the workspace)
         if expr.type in ("name", "power", "atom_expr"):
             resolved = resolve_function(p, expr)
             if resolved is not None and resolved.binding == "method" and not resolved.jit:
@@ -701,6 +791,24 @@ _GRAPH_ONLY = frozenset({"graph"})
 def _foreign(member: Member, cls: ClassInfo) -> bool:
     """Whether ``member`` is bound in a class of another module than ``cls`` (``workspace.py``)."""
     return member.owner is not None and member.owner.program is not cls.program
+
+
+def _arity(fn: Function) -> tuple:
+    sig = Signature(fn, skip_self=True)
+    return (len(sig.required_positional), len(sig.positional), sig.vararg is not None, sig.varkw is not None,
+            len(sig.kwonly))
+
+
+def _named_again(home: Program, fn: Function) -> bool:
+    """Whether ``home`` (the module that defines ``fn``) names it anywhere but its ``def``: then a Cell or op of
+    that module may use it, and its own analysis reports what is wrong with it."""
+    import re
+
+    top = fn.node
+    while scope_of(top) is not None and scope_of(top).type != "file_input":
+        top = scope_of(top)  # (a factory's inner def: the factory's name)
+    name = top.name.value if top.type == "funcdef" else fn.name
+    return len(re.findall(r"(?<![\w.])" + re.escape(name) + r"\b", home.text)) > 1
 
 
 def _bound_to_def(member: Member) -> bool:

@@ -8,11 +8,11 @@ import logging
 from dataclasses import dataclass, field, replace
 from typing import Sequence
 
-from .cell_runs import cell_drafts
+from .cell_runs import cell_drafts, foreign_site_drafts
 from .context import Context
 from .hints import BpropInfo, Skeleton, bprop_infos, skeletons_of
 from .mode_evidence import entry_notes, file_modes, in_a_local_class, modes_at
-from .model import Finding, Related, Severity, Span
+from .model import Finding, Position, Related, Severity, Span
 from .modes import Modes
 from .noqa import noqa_directives, noqa_lines
 from .parsing import ParsedDocument, parse_text, syntax_errors
@@ -48,11 +48,14 @@ class Analysis:
     failures: list[str] = field(default_factory=list)
 
 
-def _local(draft, program):
+def _local(draft, program, rule=None):
     """``draft`` as this file can show it when its Cell's ``construct`` is another module's (``workspace.py``):
     dropped when it stands outside the Cell's class statement (a span in the other file), its fix dropped when an
     edit does (a quick fix never edits another file). Any other draft as it is."""
     site = draft.subject
+    foreign = getattr(site, "foreign", None)
+    if foreign is not None:
+        return _shown_here(draft, program, foreign, rule)
     construct = getattr(site, "construct", None)
     owner = getattr(construct, "owner", None)
     cls = getattr(site, "cls", None)
@@ -64,6 +67,96 @@ def _local(draft, program):
     if draft.fix is not None and not all(home.contains(e.span) for e in draft.fix.edits):
         return replace(draft, fix=None)
     return draft
+
+
+def _shown_here(draft, program, foreign, rule):
+    """A draft of a site whose bprop is a def of another module (``context.ForeignBprop``). A span inside that def
+    (its nodes are the other module's: the span is in that file's lines) is shown on the site's ``anchor`` in this
+    file (the ``bprop = ...`` binding, the class, the ``bprop=`` argument) with a note at the def naming the other
+    file, and without its fix (a quick fix never edits another file); when that module may check the def itself,
+    only what depends on this site's inputs is shown here (the rest is its own to report, once). A span this file's
+    site holds stays as it is; one that could be either (the same lines and columns in both files), or neither,
+    is dropped."""
+    home = foreign.function.node
+    start = home.parent if home.parent is not None and home.parent.type == "decorated" else home
+    theirs = Span(Position(start.start_pos[0] - 1, start.start_pos[1]),
+                  Position(home.end_pos[0] - 1, home.end_pos[1]))
+    site = draft.subject
+    cls = getattr(site, "cls", None)
+    ours = program.span(cls.node) if cls is not None else program.span(getattr(site, "call", foreign.anchor))
+    where = _Sides(program.module, ours, home.get_root_node(), theirs)
+    side = where.of(draft.span)
+    if side is None:
+        return None
+    if side == "here":
+        if draft.fix is not None and not all(where.of(e.span) == "here" for e in draft.fix.edits):
+            draft = replace(draft, fix=None)
+        return replace(draft, related=_related_here(draft.related, where, foreign))
+    if foreign.shared and not getattr(rule, "depends_on_inputs", False):
+        return None
+    name = foreign.function.name_node if foreign.function.name_node is not None else home
+    note = Related(Span(Position(name.start_pos[0] - 1, name.start_pos[1]),
+                        Position(name.end_pos[0] - 1, name.end_pos[1])),
+                   f"{_qualified(foreign.function)} is defined here", path=foreign.path)
+    anchor = program.span(foreign.anchor)
+    return replace(draft, span=anchor, fix=None, noqa_line=anchor.start.line,
+                   related=(note, *_related_here(draft.related, where, foreign)))
+
+
+def _qualified(fn) -> str:
+    return f"{fn.owner.name}.{fn.name}" if fn.owner is not None else fn.name
+
+
+class _Sides:
+    """Which file a span of a ``_shown_here`` draft is in: "here" when it lies in this file's site and starts and
+    ends where leaves of this file's tree do, "there" when it does so in the other module's def, None when it
+    could be either or is neither (a span holds lines and columns only)."""
+
+    def __init__(self, module, ours: Span, root, theirs: Span):
+        self.module, self.ours, self.root, self.theirs = module, ours, root, theirs
+
+    def of(self, span: Span) -> str | None:
+        here = self.ours.contains(span) and _aligned(self.module, span)
+        there = self.theirs.contains(span) and _aligned(self.root, span)
+        if here == there:
+            return None
+        return "here" if here else "there"
+
+
+def _aligned(module, span: Span) -> bool:
+    """Whether ``span`` starts where a leaf of ``module`` starts and ends where one ends (an empty span: where one
+    starts)."""
+    start = (span.start.line + 1, span.start.column)
+    end = (span.end.line + 1, span.end.column)
+    try:
+        leaf = module.get_leaf_for_position(start)
+    except ValueError:
+        return False
+    if leaf is None or leaf.start_pos != start:
+        return False
+    if end == start:
+        return True
+    for _ in range(10_000):
+        if leaf is None or leaf.end_pos > end:
+            return False
+        if leaf.end_pos == end:
+            return True
+        leaf = leaf.get_next_leaf()
+    return False
+
+
+def _related_here(related, where: _Sides, foreign) -> tuple:
+    """The notes of a draft of ``_shown_here``: one in the other module's def names that file, one this file's site
+    holds stays, one that could be either is dropped."""
+    kept = []
+    for r in related:
+        if r.path is not None:
+            kept.append(r)
+            continue
+        side = where.of(r.span)
+        if side is not None:
+            kept.append(r if side == "here" else replace(r, path=foreign.path))
+    return tuple(kept)
 
 
 def count_syntax_errors(text: str, doc: ParsedDocument | None = None) -> int:
@@ -94,15 +187,20 @@ def analyze_module(module, text: str, settings: Settings, with_syntax_errors: bo
     used: dict[int, set[str]] = {}  # noqa line -> the codes it suppressed
     enabled = [rule for rule in rules if settings.enabled(rule.code)]
     mode_memo = doc.mode_memo if own else None
-    memoised = cell_drafts(ctx, [rule for rule in enabled if getattr(rule, "scope", "module") == "cell"], _drafts_or_none,
+    cell_rules = [rule for rule in enabled if getattr(rule, "scope", "module") == "cell"]
+    # (the sites whose bprop is another module's def: run apart, and shown on their binding here: ``_shown_here``)
+    foreign = foreign_site_drafts(ctx, cell_rules, _drafts_or_none) if program.workspace is not None else {}
+    memoised = cell_drafts(ctx, cell_rules, _drafts_or_none,
                            doc.cell_memo if doc is not None and not fork else None, repr(settings))
     for rule in enabled:
         drafts = memoised.get(rule.code) if memoised is not None else None
         if drafts is None:
             drafts = drafts_of(rule, ctx)
+        if rule.code in foreign:
+            drafts = [*drafts, *foreign[rule.code]]
         for draft in drafts:
             if program.workspace is not None:
-                draft = _local(draft, program)
+                draft = _local(draft, program, rule)
                 if draft is None:
                     continue
             fails_in = draft.fails_in

@@ -13,7 +13,9 @@ Whether a condition is known (``const_truth``, ``never_taken``) is ``conditions.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field, replace
 
 from .definitions import Function
 from .mindspore_api import JIT_NAMES, is_mindspore
@@ -33,6 +35,25 @@ class Resolved:
     binding: str = "method"
     jit: bool = False  # wrapped by mindspore.jit (``bprop = ms.jit(f)``)
     wrapper: str | None = None  # the wrapping callee as written, for messages
+    # The program of another module of the project the function is defined in (``workspace.py``: ``bprop =
+    # scale_bprop`` after ``from .grads import scale_bprop``), None: this file's.
+    home: object = field(default=None, compare=False)
+
+
+# Whether a name imported from another module of the project is followed there (``across_modules``): only where
+# what it resolves to is placed for this file (a Cell's bprop, an ops.Custom's func and bprop: ``Resolved.home``).
+_ACROSS: ContextVar = ContextVar("bprop_lsp_across_modules", default=False)
+
+
+@contextmanager
+def across_modules():
+    """Resolutions in the block follow names imported from another module of the project (``workspace.py``),
+    when the program has a workspace; elsewhere such a name is unknown, as in a file alone."""
+    token = _ACROSS.set(True)
+    try:
+        yield
+    finally:
+        _ACROSS.reset(token)
 
 
 def resolve_function(program: Program, expr, *, class_members: dict | None = None, depth: int = 0) -> Resolved | None:
@@ -50,7 +71,8 @@ def resolve_function(program: Program, expr, *, class_members: dict | None = Non
         return _resolve_name(program, expr, class_members, depth)
     call = call_of(expr) if t in ("power", "atom_expr") else None
     if call is None and t in ("power", "atom_expr") and len(expr.children) == 2 and expr.children[0].type == "name":
-        return _class_attribute(program, expr) or _table_entry(program, expr, depth)
+        return _class_attribute(program, expr) or _table_entry(program, expr, depth) or \
+            _module_attribute(program, expr, depth)
     if call is not None:
         callee, trailer = call
         positional, keywords, has_star = call_arguments(trailer)
@@ -58,17 +80,19 @@ def resolve_function(program: Program, expr, *, class_members: dict | None = Non
             inner = resolve_function(program, positional[0], class_members=class_members, depth=depth + 1)
             if inner is None or inner.binding != "method":
                 return None
-            return Resolved(inner.function, callee, inner.jit, callee)
+            return Resolved(inner.function, callee, inner.jit, callee, inner.home)
         if callee and is_mindspore(program.resolve_dotted(callee), JIT_NAMES, bare=("jit", "ms.jit")):
             if len(positional) >= 1:
                 inner = resolve_function(program, positional[0], class_members=class_members, depth=depth + 1)
                 if inner is not None:
-                    return Resolved(inner.function, inner.binding, True, callee)
+                    return Resolved(inner.function, inner.binding, True, callee, inner.home)
             return None
         if callee and "." not in callee and not has_star:
             factory = _resolve_name(program, callee_name_node(expr), class_members, depth)
             if factory is not None and factory.binding == "method" and not factory.function.is_lambda:
-                result = _factory_result(program, factory.function, depth)
+                result = _factory_result(factory.home or program, factory.function, depth)
+                if result is not None and factory.home is not None:
+                    result = replace(result, home=factory.home)
                 wrapped = _wrapped_argument(factory.function, result, positional) if result is not None else None
                 if wrapped is not None:
                     # ``functools.wraps(fn)`` on the returned wrapper: GRAPH reads fn's signature (item 35)
@@ -139,6 +163,36 @@ def _table_entry(program: Program, expr, depth: int) -> Resolved | None:
     return resolve_function(program, found, depth=depth + 1) if found is not None else None
 
 
+def _module_attribute(program: Program, expr, depth: int) -> Resolved | None:
+    """``grads.scale_bprop`` after ``from . import grads``: the function another module of the project binds
+    (``workspace.py``), else None."""
+    name = expr.children[0].value
+    trailer = expr.children[1]
+    if program.workspace is None or not _ACROSS.get() or trailer.type != "trailer" \
+            or trailer.children[0] != "." or trailer.children[1].type != "name":
+        return None
+    if program.assignments.get(name) or program.functions.get(name) or program.classes_by_name.get(name):
+        return None  # rebound in the file: which module it names depends on the flow
+    return _foreign(program, f"{name}.{trailer.children[1].value}", expr, depth)
+
+
+def _foreign(program: Program, text: str, use, depth: int) -> Resolved | None:
+    """The function the module-level import ``text`` (``name`` or ``module.name``) of ``program`` names in another
+    module of the project, resolved in that module's program (its ``home``); None when it is none or unknown."""
+    if depth >= _MAX_DEPTH:
+        return None
+    found = program.workspace.resolve_value(program, text)
+    if found is None:
+        return None
+    home, leaf = found
+    if home is program:
+        return None
+    result = _bound_in_scope(home, home.module, leaf, use, depth + 1)
+    if result is _NOT_BOUND or result is None:
+        return None
+    return result if result.home is not None else replace(result, home=home)
+
+
 def callee_name_node(call_node):
     return call_node.children[0]
 
@@ -176,6 +230,10 @@ def _bound_in_scope(program: Program, scope, name: str, use, depth: int):
     defs = [f for f in program.functions.get(name, []) if scope_of(f.node) is scope]
     values = [v for v in program.assignments.get(name, []) if scope_of(v) is scope]
     imported = scope.type == "file_input" and name in program.imports
+    if not defs and not values and scope.type == "file_input" and program.workspace is not None and _ACROSS.get():
+        found = _foreign(program, name, use, depth)  # imported from another module of the project
+        if found is not None:
+            return found
     if not defs and not values and not imported:
         return _NOT_BOUND
     if imported or len(defs) + len(values) != 1:

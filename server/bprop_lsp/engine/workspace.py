@@ -330,6 +330,159 @@ class Workspace:
         finally:
             busy.discard(key)
 
+    # -- values: functions bound in another module (a bprop, an ops.Custom func) ---------------------------
+    def resolve_value(self, program, text: str):
+        """(the ``Program`` of another module of the project, a name it binds at module level other than by an
+        import) that ``text`` (``name`` or ``module.name``) of ``program`` names through its module-level imports:
+        ``from .grads import scale_bprop`` + ``scale_bprop``, ``from . import grads`` + ``grads.scale_bprop``,
+        re-exports followed. None: not imported from a project module (unknown). What the name is bound to is the
+        caller's to read, in that program (``values.py``)."""
+        path = getattr(program, "path", None)
+        if path is None:
+            return None
+        head, _, rest = text.partition(".")
+        qual = self._binding(program, head)
+        if qual is None:
+            return None
+        return self._find_value(f"{qual}.{rest}" if rest else qual, path, 0)
+
+    def _find_value(self, qual: str, importer: str, depth: int):
+        if depth > 16:
+            return None
+        parts = qual.split(".")
+        for i in range(len(parts) - 1, 0, -1):
+            path = self.module_file(".".join(parts[:i]), importer)
+            if path is None:
+                continue
+            program = self.program(path)
+            query.record(("workspace", path), self.digest(path))
+            if program is None:
+                return None
+            return self._value_in_module(program, parts[i:], depth)
+        return None
+
+    def _value_in_module(self, program, names: list[str], depth: int):
+        key = ("value", program.path, tuple(names))
+        busy = getattr(self._busy, "keys", None)
+        if busy is None:
+            busy = self._busy.keys = set()
+        if key in busy:
+            return None  # a cycle of re-exports: unknown
+        busy.add(key)
+        try:
+            head = names[0]
+            qual = self._binding(program, head)
+            if qual is not None:
+                return self._find_value(".".join([qual, *names[1:]]), program.path, depth + 1)
+            if len(names) != 1:
+                return None
+            if head in program.assignments or head in program.functions:
+                return program, head
+            for source in self._star_sources(program, head):  # ``from .grads import *`` in an __init__.py
+                path = self.module_file(source, program.path)
+                exporter = self.program(path) if path is not None else None
+                if exporter is None or not _exports(exporter, head):
+                    continue
+                return self._find_value(".".join([source, head]), program.path, depth + 1)
+            return None
+        finally:
+            busy.discard(key)
+
+    def may_inherit_bprop(self, text: str, path: str | None) -> bool:
+        """Whether a class statement of ``text`` (the module at ``path``) names a base that another module of the
+        project defines, on which attribute lookup finds a ``bprop``: then the file is read whole although it may
+        not say "bprop" (its Cell is checked against the bprop it inherits). Read from the file's imports alone,
+        and only a module that binds a ``bprop`` somewhere is parsed for it; the modules consulted are the file's
+        dependencies like any other's."""
+        found = self._project_bases(text, path)
+        if not found:
+            return False
+        path, heads = found
+        program = None
+        for head, qual in heads:
+            if not self._binds_bprop(qual, path):
+                continue
+            if program is None:
+                imports = "\n".join(m.group(0) for m in _IMPORT_STATEMENT.finditer(text)) + "\n"
+                program = Program(parse_text(imports), imports, workspace=self, path=path)
+            cls = self.resolve_base(program, head)
+            home = cls.program if cls is not None else None
+            if home is not None and home.lookup(cls, "bprop") is not None:
+                return True
+        return False
+
+    def has_project_bases(self, text: str, path: str | None) -> bool:
+        """Whether a class statement of ``text`` names a base imported from a module of the project (its analysis
+        then depends on that module, whatever ``text`` says: the CLI's cache keys it by its dependencies)."""
+        return bool(self._project_bases(text, path))
+
+    def _project_bases(self, text: str, path: str | None):
+        """(the absolute path, [(base name, the absolute name it is imported as)]) for the bases of ``text``'s
+        module-level classes imported at module level from a module some root holds; None when there is none.
+        (Read with ``ast`` from the import statements alone: a file's imports, not its tree.)"""
+        import ast
+
+        if path is None:
+            return None
+        heads = {m.group(1) for m in _CLASS_BASES.finditer(text)}
+        if not heads:
+            return None
+        imports = "\n".join(m.group(0) for m in _IMPORT_STATEMENT.finditer(text))
+        if not imports:
+            return None
+        try:
+            statements = ast.parse(imports).body
+        except (SyntaxError, ValueError):
+            return None
+        bound: dict[str, tuple[int, str]] = {}
+        for node in statements:
+            if isinstance(node, ast.ImportFrom):
+                for alias in node.names:
+                    if alias.name != "*":
+                        dotted = f"{node.module}.{alias.name}" if node.module else alias.name
+                        bound[alias.asname or alias.name] = (node.level or 0, dotted)
+            elif isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.asname:
+                        bound[alias.asname] = (0, alias.name)
+                    else:
+                        bound[alias.name.partition(".")[0]] = (0, alias.name.partition(".")[0])
+        path = os.path.abspath(path)
+        here = _Here(path)
+        found = []
+        for head in sorted(heads & bound.keys()):
+            qual = self._absolute(here, *bound[head])
+            if qual is not None and self._module_of(qual, path) is not None:
+                found.append((head, qual))
+        return (path, found) if found else None
+
+    def _module_of(self, qual: str, importer: str) -> str | None:
+        """The file of the module ``qual`` names or is in (``pkg.base`` of ``pkg.base.Base``), or None."""
+        parts = qual.split(".")
+        for i in range(len(parts), 0, -1):
+            found = self.module_file(".".join(parts[:i]), importer)
+            if found is not None:
+                return found
+        return None
+
+    def _binds_bprop(self, qual: str, importer: str) -> bool:
+        """Whether the module ``qual`` names or is in binds a ``bprop`` somewhere (``def bprop``, ``bprop = ``,
+        ``setattr(..., "bprop", ...)``): a base re-exported by an ``__init__.py`` that does not is not
+        followed (unknown)."""
+        found = self._module_of(qual, importer)
+        module = self._module(found) if found is not None else None
+        return module is not None and _BINDS_BPROP.search(module.text) is not None
+
+    def program_holding(self, node):
+        """The program (of a module read) whose tree holds ``node``, or None."""
+        root = node.get_root_node()
+        with self._lock:
+            modules = list(self._modules.values())
+        for module in modules:
+            if module is not None and module.program is not None and module.program.module is root:
+                return module.program
+        return None
+
     @contextmanager
     def entered(self, cls) -> Iterator[bool]:
         """Whether ``cls`` (of another program) is not already being linearised on this thread (a cycle of bases
@@ -603,6 +756,8 @@ def listing_print(roots) -> str:
             continue
         h.update(f"{path}\0{st.st_size}\0{st.st_mtime_ns}\n".encode("utf-8", "surrogateescape"))
     return h.hexdigest()
+
+
 _IDENTIFIER = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
 _IMPORT_STARTS = (b"from ", b"from\t", b"import ", b"import\t")
 
@@ -644,6 +799,24 @@ def _import_scope(node):
             return n
         n = n.parent
     return None
+
+
+_BINDS_BPROP = re.compile(r"\bdef[ \t]+bprop\b|\bbprop[ \t]*=(?!=)|\bsetattr\([^)\n]*[\"']bprop[\"']")
+
+
+class _Here:
+    """What ``Workspace._absolute`` reads of a program: its path."""
+
+    __slots__ = ("path",)
+
+    def __init__(self, path: str):
+        self.path = path
+
+# ``class Sub(Base, ...)`` at module level: the first name of its first base; module-level imports (parenthesised
+# ``from m import (a, b)`` over several lines included): ``may_inherit_bprop``.
+_CLASS_BASES = re.compile(r"^class[ \t]+\w+[ \t]*\([ \t]*([A-Za-z_]\w*)", re.M)
+_IMPORT_STATEMENT = re.compile(r"^(?:from[ \t]+[\w.]+[ \t]+import[ \t]*(?:\([^)]*\)|[^\n]*)|import[ \t]+[^\n]*)",
+                               re.M)
 
 
 def _module_level(node) -> bool:

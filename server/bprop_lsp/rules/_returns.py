@@ -1098,6 +1098,7 @@ class Subject:
     input_names: list | None = None
     site: object = None  # the CellSite, for cell bprops
     modes: frozenset = frozenset({"graph", "pynative"})  # where MindSpore calls this bprop
+    foreign: object = None  # an ops.Custom bprop defined in another module (``ForeignBprop``), else None
 
 
 def restrict(fails_in: frozenset, subject: Subject) -> frozenset | None:
@@ -1156,7 +1157,8 @@ def _custom_subjects(ctx):
         sig = Signature(op.function, skip_self=op.bound)
         if sig.vararg is not None or len(sig.positional) != op.inputs + 2:
             continue
-        yield Subject(op.function, f"ops.Custom bprop {op.function.name}", op.inputs, op.inputs, "custom-op")
+        yield Subject(op.function, f"ops.Custom bprop {op.function.name}", op.inputs, op.inputs, "custom-op",
+                      foreign=op.foreign)
     p = ctx.program
     if not p.text_contains("get_bprop") and not p.text_contains("bprop_getters"):
         return

@@ -130,6 +130,11 @@ class Rule:
     # Parameter owned by a custom-bprop cell): the engine keeps one finding there, the one of the highest severity,
     # and puts the others in its related notes.
     same_mistake: ClassVar[tuple[str, ...]] = ()
+    # Whether what the rule finds in a bprop depends on the inputs it is called with (the construct's or the op's:
+    # an arity, a gradient count), not on the def alone. A bprop defined in another module of the project and
+    # checked where a Cell or op of this file uses it is reported here for such rules only when that module may
+    # check the def itself (its own analysis reports the rest, once: engine/pipeline.py ``_local``).
+    depends_on_inputs: ClassVar[bool] = False
     valid: ClassVar[tuple[Valid, ...]] = ()
     invalid: ClassVar[tuple[Invalid, ...]] = ()
 

@@ -8,6 +8,7 @@ from ._signature import arity_applies, construct_related, counts, def_span, miss
 
 class MissingParams(Rule):
     code = "BP001"
+    depends_on_inputs = True
     scope = "cell"
     position_free = True
     name = "bprop-missing-params"

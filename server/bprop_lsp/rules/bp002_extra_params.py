@@ -11,6 +11,7 @@ from ._signature import arity_applies, counted_vararg, construct_related, counts
 
 class ExtraParams(Rule):
     code = "BP002"
+    depends_on_inputs = True
     scope = "cell"
     position_free = True
     name = "bprop-extra-params"

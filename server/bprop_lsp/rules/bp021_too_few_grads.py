@@ -9,6 +9,7 @@ from ._returns import (anchor_span, cell_subjects, instance_truth, is_dict_displ
 
 class TooFewGrads(Rule):
     code = "BP021"
+    depends_on_inputs = True
     scope = "cell"
     position_free = True
     name = "bprop-too-few-gradients"

@@ -9,6 +9,7 @@ from ._returns import anchor_span, cell_subjects, is_dict_display, return_relate
 
 class TooManyGrads(Rule):
     code = "BP022"
+    depends_on_inputs = True
     scope = "cell"
     position_free = True
     name = "bprop-too-many-gradients"

@@ -10,6 +10,7 @@ from ._returns import ARITH, anchor_span, local_assignments, returns_of
 
 class TupleDout(Rule):
     code = "BP026"
+    depends_on_inputs = True
     scope = "cell"
     position_free = True
     name = "bprop-tuple-dout"

@@ -13,6 +13,7 @@ from .base import example, BOTH, GRAPH, Draft, Invalid, Rule, Valid
 
 class CustomArity(Rule):
     code = "BP040"
+    depends_on_inputs = True
     name = "custom-bprop-arity"
     summary = "The bprop of ops.Custom must take the op's inputs, then out, then dout: fn(*inputs, out, dout)."
     mindspore_says = ("GRAPH: TypeError: The parameters number of the function is K, but the number of provided "
@@ -149,7 +150,8 @@ class CustomArity(Rule):
                     f"ops.Custom bprop {fn.name} takes {len(positional)} parameter(s) ({names} defaulted); the op has "
                     f"{op.inputs} input(s), so MindSpore passes {expected}: GRAPH_MODE counts the defaulted ones too",
                     fails_in=frozenset({GRAPH}), fix=fix,
-                    related=(Related(p.span(op.call), "the ops.Custom that uses it"),), noqa_line=fn.def_line)
+                    related=(Related(p.span(op.call), "the ops.Custom that uses it"),), noqa_line=fn.def_line,
+                    subject=op)
 
     def _custom_ops(self, ctx: Context):
         p = ctx.program
@@ -187,4 +189,4 @@ class CustomArity(Rule):
                         f"{op.inputs} input(s), so MindSpore passes {expected}: ({', '.join([f'x{i}' for i in range(op.inputs)] + ['out', 'dout'])})",
                         fails_in=BOTH, fix=fix,
                         related=(Related(p.span(op.call), "the ops.Custom that uses it"),),
-                        noqa_line=fn.def_line)
+                        noqa_line=fn.def_line, subject=op)

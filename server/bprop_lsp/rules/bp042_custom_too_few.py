@@ -8,6 +8,7 @@ from ._returns import anchor_span, custom_subjects, return_related, returns_of
 
 class CustomTooFew(Rule):
     code = "BP042"
+    depends_on_inputs = True
     name = "custom-bprop-too-few-gradients"
     summary = "The bprop of ops.Custom must return one gradient per op input."
     mindspore_says = ("GRAPH: IndexError: The tuple_getitem index should be less than k, but got k. PYNATIVE: "
