@@ -285,6 +285,11 @@ class Workspace:
         return found[::-1]
 
     def _find_class(self, qual: str, importer: str, depth: int):
+        return self._find_in_module(qual, importer, depth, self._in_module)
+
+    def _find_in_module(self, qual: str, importer: str, depth: int, then):
+        """``then(program, names, depth)`` in the module of the project that the longest prefix of ``qual`` names
+        (its read recorded), for the rest of ``qual``'s names; None: no such module, or too deep."""
         if depth > 16:
             return None
         parts = qual.split(".")
@@ -296,18 +301,28 @@ class Workspace:
             query.record(("workspace", path), self.digest(path))
             if program is None:
                 return None
-            return self._in_module(program, parts[i:], depth)
+            return then(program, parts[i:], depth)
         return None
 
-    def _in_module(self, program, names: list[str], depth: int):
-        key = (program.path, tuple(names))
+    @contextmanager
+    def _entered_once(self, key) -> Iterator[bool]:
+        """Whether ``key`` is not being resolved already on this thread (False: a cycle of re-exports)."""
         busy = getattr(self._busy, "keys", None)
         if busy is None:
             busy = self._busy.keys = set()
         if key in busy:
-            return None  # a cycle of re-exports: unknown
+            yield False
+            return
         busy.add(key)
         try:
+            yield True
+        finally:
+            busy.discard(key)
+
+    def _in_module(self, program, names: list[str], depth: int):
+        with self._entered_once((program.path, tuple(names))) as entered:
+            if not entered:
+                return None  # a cycle of re-exports: unknown
             head = names[0]
             if len(names) == 1:
                 cls = program.class_named(head)
@@ -327,8 +342,6 @@ class Workspace:
                 found = program.resolve_class(head)  # a module-level alias (``Base = layers.Base``)
                 return found if isinstance(found, ClassInfo) else None
             return None
-        finally:
-            busy.discard(key)
 
     # -- values: functions bound in another module (a bprop, an ops.Custom func) ---------------------------
     def resolve_value(self, program, text: str):
@@ -347,29 +360,12 @@ class Workspace:
         return self._find_value(f"{qual}.{rest}" if rest else qual, path, 0)
 
     def _find_value(self, qual: str, importer: str, depth: int):
-        if depth > 16:
-            return None
-        parts = qual.split(".")
-        for i in range(len(parts) - 1, 0, -1):
-            path = self.module_file(".".join(parts[:i]), importer)
-            if path is None:
-                continue
-            program = self.program(path)
-            query.record(("workspace", path), self.digest(path))
-            if program is None:
-                return None
-            return self._value_in_module(program, parts[i:], depth)
-        return None
+        return self._find_in_module(qual, importer, depth, self._value_in_module)
 
     def _value_in_module(self, program, names: list[str], depth: int):
-        key = ("value", program.path, tuple(names))
-        busy = getattr(self._busy, "keys", None)
-        if busy is None:
-            busy = self._busy.keys = set()
-        if key in busy:
-            return None  # a cycle of re-exports: unknown
-        busy.add(key)
-        try:
+        with self._entered_once(("value", program.path, tuple(names))) as entered:
+            if not entered:
+                return None  # a cycle of re-exports: unknown
             head = names[0]
             qual = self._binding(program, head)
             if qual is not None:
@@ -385,8 +381,6 @@ class Workspace:
                     continue
                 return self._find_value(".".join([source, head]), program.path, depth + 1)
             return None
-        finally:
-            busy.discard(key)
 
     def may_inherit_bprop(self, text: str, path: str | None) -> bool:
         """Whether a class statement of ``text`` (the module at ``path``) names a base that another module of the
