@@ -232,6 +232,11 @@ class Workspace:
         """The class a base-class expression ``text`` of ``program`` names in another module of the project
         (``ClassInfo``), or None (not imported from a project module: the program decides as without a
         workspace)."""
+        return self._resolve(program, text, self._in_module)
+
+    def _resolve(self, program, text: str, then):
+        """``then`` (``_in_module``, ``_value_in_module``) for what ``text`` (``name`` or ``module.name``) of
+        ``program`` names through its module-level imports; None: not imported from a project module."""
         path = getattr(program, "path", None)
         if path is None:
             return None
@@ -239,7 +244,7 @@ class Workspace:
         qual = self._binding(program, head)
         if qual is None:
             return None
-        return self._find_class(f"{qual}.{rest}" if rest else qual, path, 0)
+        return self._find_in_module(f"{qual}.{rest}" if rest else qual, path, 0, then)
 
     def _binding(self, program, name: str) -> str | None:
         """The absolute dotted name the module-level import of ``name`` in ``program`` binds (relative imports
@@ -350,14 +355,7 @@ class Workspace:
         ``from .grads import scale_bprop`` + ``scale_bprop``, ``from . import grads`` + ``grads.scale_bprop``,
         re-exports followed. None: not imported from a project module (unknown). What the name is bound to is the
         caller's to read, in that program (``values.py``)."""
-        path = getattr(program, "path", None)
-        if path is None:
-            return None
-        head, _, rest = text.partition(".")
-        qual = self._binding(program, head)
-        if qual is None:
-            return None
-        return self._find_value(f"{qual}.{rest}" if rest else qual, path, 0)
+        return self._resolve(program, text, self._value_in_module)
 
     def _find_value(self, qual: str, importer: str, depth: int):
         return self._find_in_module(qual, importer, depth, self._value_in_module)
