@@ -125,6 +125,13 @@ class Session:
             text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=self.versions[uri]),
             content_changes=change_events(self.texts[uri], edits)))
 
+    def replace_all(self, uri: str, text: str) -> None:
+        """The document's whole text replaced by ``text`` (one edit, as an editor's "revert" or a paste over all)."""
+        old = self.texts[uri]
+        end = position_of(old, len(old), self.encoding)
+        self.change(uri, [types.TextEdit(range=types.Range(start=types.Position(line=0, character=0), end=end),
+                                         new_text=text)])
+
     async def diagnostics(self, uri: str, expect=lambda d: True) -> list[types.Diagnostic]:
         """The current diagnostics: pulled when the client pulls, else the last push that satisfies ``expect``."""
         if self.pull:

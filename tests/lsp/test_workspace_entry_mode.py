@@ -14,13 +14,6 @@ from lsp_helpers import Session, file_uri
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "workspace" / "entry_graph"
 
 
-def _replace_all(s: Session, uri: str, text: str) -> None:
-    old = s.texts[uri].split("\n")
-    end = types.Position(line=len(old) - 1, character=len(old[-1]))
-    s.change(uri, [types.TextEdit(range=types.Range(start=types.Position(line=0, character=0), end=end),
-                                  new_text=text)])
-
-
 async def test_editing_the_entry_scripts_mode_updates_the_model(client, tmp_path):
     root = tmp_path / "proj"
     shutil.copytree(FIXTURE, root)
@@ -40,12 +33,12 @@ async def test_editing_the_entry_scripts_mode_updates_the_model(client, tmp_path
     related = [r for r in diag.related_information if r.location.uri == train]
     assert [r.location.range.start.line for r in related] == [5]  # train.py's set_context
     # train.py's mode typed in its open document (not saved): PYNATIVE runs the cell, the finding is info
-    _replace_all(s, train, graph.replace("GRAPH_MODE", "PYNATIVE_MODE"))
+    s.replace_all(train, graph.replace("GRAPH_MODE", "PYNATIVE_MODE"))
     (diag,) = await s.diagnostics(model, expect=lambda d: len(d) == 1
                                   and d[0].severity == types.DiagnosticSeverity.Information)
     assert diag.code == "BP020"
     # and back
-    _replace_all(s, train, graph)
+    s.replace_all(train, graph)
     (diag,) = await s.diagnostics(model, expect=lambda d: len(d) == 1
                                   and d[0].severity == types.DiagnosticSeverity.Error)
 

@@ -25,13 +25,6 @@ def _project(tmp_path: Path) -> Path:
     return root
 
 
-def _replace_all(s: Session, uri: str, text: str) -> None:
-    old = s.texts[uri].split("\n")
-    end = types.Position(line=len(old) - 1, character=len(old[-1]))
-    s.change(uri, [types.TextEdit(range=types.Range(start=types.Position(line=0, character=0), end=end),
-                                  new_text=text)])
-
-
 async def test_editing_the_base_updates_the_subclass(client, tmp_path):
     root = _project(tmp_path)
     caps = client_capabilities("neovim")  # (push diagnostics)
@@ -47,7 +40,7 @@ async def test_editing_the_base_updates_the_subclass(client, tmp_path):
     await asyncio.sleep(0.3)
     alone_before = client.diagnostics.get(alone)
     # the base's construct gains an input, typed in its open document (not saved)
-    _replace_all(s, base, (root / "edits" / "base.py").read_text())
+    s.replace_all(base, (root / "edits" / "base.py").read_text())
     (diag,) = await s.diagnostics(cell, expect=lambda d: len(d) == 1)
     assert diag.code == "BP001"
     assert diag.message.startswith("bprop of TripleCell must take (self, x, y, out, dout)")
@@ -57,7 +50,7 @@ async def test_editing_the_base_updates_the_subclass(client, tmp_path):
     await asyncio.sleep(0.3)
     assert client.diagnostics.get(alone) is alone_before  # depends on nothing that changed: not published again
     # and back
-    _replace_all(s, base, (root / "pkg" / "base.py").read_text())
+    s.replace_all(base, (root / "pkg" / "base.py").read_text())
     assert await s.diagnostics(cell, expect=lambda d: d == []) == []
 
 
@@ -92,7 +85,7 @@ async def test_pull_clients_are_asked_to_refresh(client, tmp_path):
     assert await s.diagnostics(cell) == []
     await asyncio.sleep(0.2)
     before = client.diagnostic_refresh_count
-    _replace_all(s, base, (root / "edits" / "base.py").read_text())
+    s.replace_all(base, (root / "edits" / "base.py").read_text())
     await wait_until(lambda: client.diagnostic_refresh_count > before)
     (diag,) = await s.diagnostics(cell, expect=lambda d: len(d) == 1)
     assert diag.code == "BP001"
@@ -116,12 +109,12 @@ async def test_editing_a_bprop_of_another_module_updates_the_cell_that_binds_it(
     assert await s.diagnostics(cells) == []
     assert await s.diagnostics(grads) == []
     await asyncio.sleep(0.2)
-    _replace_all(s, grads, (root / "edits" / "grads.py").read_text())  # typed, not saved
+    s.replace_all(grads, (root / "edits" / "grads.py").read_text())  # typed, not saved
     (diag,) = await s.diagnostics(cells, expect=lambda d: len(d) == 1)
     assert diag.code == "BP001"
     assert diag.message == "bprop of Scaled must take (self, x, y, out, dout): it lacks y"
     assert diag.range.start.line == 9  # ``bprop = scale_bprop``, in cells.py
     assert any(r.location.uri == grads and r.location.range.start.line == 0 for r in diag.related_information)
     assert await s.diagnostics(grads) == []  # the def's own file: no Cell there, nothing to report
-    _replace_all(s, grads, (root / "pkg" / "grads.py").read_text())
+    s.replace_all(grads, (root / "pkg" / "grads.py").read_text())
     assert await s.diagnostics(cells, expect=lambda d: d == []) == []
