@@ -180,8 +180,10 @@ def test_a_tree_without_bprop_never_imports_the_engine(tmp_path):
             "print(rc, sorted(m for m in sys.modules if m.startswith(('parso', 'bprop_lsp.engine', 'bprop_lsp.rules'))))")
     proc = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, timeout=60)
     # The engine package's own module is a table of names loaded on first use; only the settings model (and the
-    # settings definition it is read from) is loaded, and the light module naming the workspace's roots.
-    assert proc.stdout.strip() == ("0 ['bprop_lsp.engine', 'bprop_lsp.engine.options', 'bprop_lsp.engine.roots', "
+    # settings definition it is read from) is loaded, the light module naming the workspace's roots, and the one
+    # reading a file's import words for the cache (a regular expression: no parse).
+    assert proc.stdout.strip() == ("0 ['bprop_lsp.engine', 'bprop_lsp.engine.import_lines', "
+                                   "'bprop_lsp.engine.options', 'bprop_lsp.engine.roots', "
                                    "'bprop_lsp.engine.settings']"), \
         proc.stderr
 

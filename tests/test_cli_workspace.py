@@ -266,3 +266,34 @@ def test_a_subclass_that_does_not_say_bprop_is_rechecked_when_its_base_gains_one
     base = root / "pkg" / "base.py"
     base.write_text(base.read_text().replace("def bprop(self, x, y, out, dout)", "def bprop(self, x, out, dout)"))
     assert [(f["filename"], f["code"]) for f in _json(capsys, "pkg")] == [("pkg/cells.py", "BP001")]
+
+
+def test_a_run_after_one_edit_reads_no_other_file_for_its_importers(tmp_path, monkeypatch, capsys):
+    """The import words of every file read are kept in the cache's stat index: a run after one edit searches the
+    project for the edited module's importers (its mode) without opening the files that did not change."""
+    import os
+    import time
+
+    from bprop_lsp.engine import workspace as workspace_mod
+
+    root = tmp_path / "proj"
+    shutil.copytree(FIXTURES / "entry_graph", root)
+    (root / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+    for i in range(30):
+        (root / "pkg" / f"util{i}.py").write_text(f"import os\n\nVALUE = {i}\n")
+    monkeypatch.setattr(cache_mod, "RACY_NS", 0)  # (files written a moment ago: their stats trusted all the same)
+    monkeypatch.chdir(root)
+    monkeypatch.setenv(cache_mod.ENV_VAR, str(tmp_path / "cache"))
+    assert [f["severity"] for f in _json(capsys, ".")] == ["error"]
+    read = []
+    real = workspace_mod.import_words
+
+    def counting(raw):
+        read.append(raw)
+        return real(raw)
+
+    monkeypatch.setattr(workspace_mod, "import_words", counting)
+    model = root / "pkg" / "model.py"
+    model.write_text(model.read_text() + "# edited\n")
+    assert [f["severity"] for f in _json(capsys, ".")] == ["error"]
+    assert [raw for raw in read if b"# edited" not in raw] == []  # (model.py itself is read by the run)

@@ -501,17 +501,19 @@ def read_source(path: str, stdin: io.BufferedReader | None = None, display: str 
 
 
 def read_source_if(path: str, needle: str | tuple[str, ...], display: str | None = None,
-                   stat_out: list | None = None) -> SourceFile | None:
+                   stat_out: list | None = None, raw_out: list | None = None) -> SourceFile | None:
     """``read_source(path)`` if the file's text contains ``needle`` (ASCII; or one of several), else None; the same SourceError
     as ``read_source`` for a file that cannot be read or decoded, whether or not it contains ``needle``.
 
     Most files of a repository lack the needle: for those that are plain UTF-8 (no NUL, no coding declaration in
     the first two lines) one C-speed decode proves they decode, and no text is kept. In UTF-8 an ASCII word is
     in the text exactly when its bytes are in the file; other encodings are decoded and searched as text.
-    ``stat_out``: as for ``_read_regular``.
+    ``stat_out``: as for ``_read_regular``; ``raw_out``: the bytes read are appended to it.
     """
     label = display or display_path(path)
     raw = _read_source_bytes(path, label, stat_out)
+    if raw_out is not None:
+        raw_out.append(raw)
     needles = (needle,) if isinstance(needle, str) else needle
     if not any(n.encode("ascii") in raw for n in needles) and _plain_utf8(raw):
         return None

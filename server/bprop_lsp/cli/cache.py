@@ -58,6 +58,7 @@ SCHEMA = 3  # (2: related locations may name another file; entries list their wo
 MAX_ENTRY_BYTES = 32 * 1024 * 1024
 INDEX_NAME = "files.index"  # JSON; not *.json, the entries' names
 MAX_INDEX_BYTES = 64 * 1024 * 1024
+WORDS_KEY = "w:"  # the index's key of a file's import words: this + its absolute path (no file's path starts so)
 MAX_INDEX_FILES = 200_000  # beyond this, a write keeps only the records of the files this run looked at
 # A file whose modification or change time is less than this before the run's start is never trusted by its stat
 # alone (coarse time stamps: FAT's 2 s; the kernel's coarse clock; a write in the tick of the read).
@@ -199,6 +200,35 @@ class ResultCache:
         record = f"{signature(st)}:{digest}"
         if files.get(absolute) != record:
             self._index_new[absolute] = record
+
+    def remember_words(self, path: str, st: os.stat_result, words: frozenset[bytes]) -> None:
+        """Record the import words (``engine.import_words``) of the bytes read after ``st`` was taken: a later run
+        searching the project for the modules importing one (the entry script's mode) need not read the file
+        while its stat is the same (``import_words``). Not for a file too young to be told apart by its stat."""
+        if max(st.st_mtime_ns, st.st_ctime_ns) >= self.started_ns - RACY_NS:
+            return
+        files = self._load_index()
+        key = WORDS_KEY + os.path.abspath(path)
+        self._seen.add(key)
+        record = f"{signature(st)}:{' '.join(sorted(w.decode('ascii', 'replace') for w in words))}"
+        if files.get(key) != record:
+            self._index_new[key] = record
+
+    def import_words(self, path: str) -> frozenset[bytes] | None:
+        """The import words of the file at ``path`` as recorded for its stat now; None: no such record."""
+        try:
+            st = os.stat(path)
+        except OSError:
+            return None
+        key = WORDS_KEY + os.path.abspath(path)
+        record = self._index_new.get(key) or self._load_index().get(key)
+        if record.__class__ is not str:
+            return None
+        prefix = signature(st) + ":"
+        if not record.startswith(prefix):
+            return None
+        self._seen.add(key)
+        return frozenset(record[len(prefix):].encode("ascii", "replace").split())
 
     def listing(self, path: str, st: os.stat_result) -> list[tuple[str, str, int]] | None:
         """The walk's listing of the folder ``path`` kept for exactly the stat ``st`` (``sources.Listings``)."""

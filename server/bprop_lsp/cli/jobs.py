@@ -142,6 +142,8 @@ def check_source(job: Job, source: SourceFile) -> FileResult:
 
 
 _WORKSPACES: dict = {}  # roots -> the run's Workspace (one per process: each module parsed once there)
+# The run's cache's ``import_words`` (a file's import words for its stat, without reading it), or None.
+_WORDS_HINT: list = [None]
 
 
 @contextlib.contextmanager
@@ -155,7 +157,8 @@ def _in_workspace(job: Job):
         from ..engine import Workspace
         from .cache import content_hash
 
-        workspace = _WORKSPACES[job.roots] = Workspace(job.roots, digest_bytes=content_hash)
+        workspace = _WORKSPACES[job.roots] = Workspace(job.roots, digest_bytes=content_hash,
+                                                       words_hint=_WORDS_HINT[0])
     with workspace.scope(os.path.abspath(job.path)):
         yield workspace
 
@@ -316,6 +319,7 @@ def run_jobs(jobs: list[Job], workers: int, on_result: Callable[[int, FileResult
     """
     results: list[FileResult | None] = [None] * len(jobs)
     _WORKSPACES.clear()  # (a run reads the project afresh: ``--watch`` runs again in this process)
+    _WORDS_HINT[0] = cache.import_words if cache is not None else None
     delivered = 0
     to_store: dict[int, SourceFile] = {}
 
@@ -345,9 +349,15 @@ def run_jobs(jobs: list[Job], workers: int, on_result: Callable[[int, FileResult
                     deliver(i, hit)
                     continue
                 stat_out = []
+            raw_out: list | None = [] if stat_out is not None and job.roots is not None else None
             try:
                 source = read_source_if(job.path, NEEDLE if job.roots is None else (NEEDLE, INHERITS_NEEDLE),
-                                        display=job.display, stat_out=stat_out)
+                                        display=job.display, stat_out=stat_out, raw_out=raw_out)
+                if raw_out and stat_out:
+                    # (what a later run's search for the modules importing one reads without opening it)
+                    from ..engine import import_words
+
+                    cache.remember_words(job.path, stat_out[0], import_words(raw_out[0]))  # type: ignore[union-attr]
                 if source is not None and NEEDLE not in source.text and not _has_project_bases(job, source.text):
                     source = None
             except SourceError as exc:
@@ -390,6 +400,7 @@ def run_jobs(jobs: list[Job], workers: int, on_result: Callable[[int, FileResult
     finally:
         # The run's modules (their programs: megabytes per 10,000 lines) are not kept past it.
         _WORKSPACES.clear()
+        _WORDS_HINT[0] = None
     if cache is not None:
         cache.close()
     return results  # type: ignore[return-value]

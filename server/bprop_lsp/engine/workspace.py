@@ -30,6 +30,7 @@ from typing import Callable, Iterator
 
 from . import query
 from .definitions import ClassInfo
+from .import_lines import import_words
 from .parsing import parse_text
 from .program import Program
 from .roots import import_roots
@@ -59,7 +60,8 @@ class Workspace:
     (the CLI's cache), default a blake2b of the text."""
 
     def __init__(self, roots=(), *, src: tuple[str, ...] | None = None, read: Callable[[str], bytes] | None = None,
-                 digest_bytes: Callable[[bytes], str] | None = None, index_later: bool = False):
+                 digest_bytes: Callable[[bytes], str] | None = None, index_later: bool = False,
+                 words_hint: Callable[[str], frozenset[bytes] | None] | None = None):
         self.roots: list[Path] = []
         for root in roots:
             for r in import_roots(Path(os.path.abspath(root)), src):
@@ -82,6 +84,9 @@ class Workspace:
         # ``index_later`` (the server): ``importers`` answers None (not known yet) until ``build_index`` has read
         # every file's import words, off the analyses' thread; the modules that asked meanwhile are ``waiting``.
         self.index_later = index_later
+        # ``words_hint(path)``: a file's import words known without reading it (the CLI's cache, for the file's stat
+        # now), or None (read it).
+        self._words_hint = words_hint
         self._indexed = False
         self._waiting: set[str] = set()
         self._searched: dict[str, set[bytes]] = {}
@@ -515,6 +520,12 @@ class Workspace:
                 return found
             text = self._overlay.get(path)
         raw = text.encode("utf-8", "surrogatepass") if text is not None else None
+        if raw is None and self._words_hint is not None:
+            found = self._words_hint(path)
+            if found is not None:
+                with self._lock:
+                    self._import_words[path] = found
+                return found
         if raw is None:
             try:
                 if os.path.getsize(path) <= MAX_MODULE_BYTES:
@@ -522,7 +533,7 @@ class Workspace:
                         raw = f.read(MAX_MODULE_BYTES + 1)
             except OSError:
                 raw = None
-        found = _import_words(raw) if raw is not None else frozenset()
+        found = import_words(raw) if raw is not None else frozenset()
         with self._lock:
             self._import_words[path] = found
         return found
@@ -748,33 +759,6 @@ def listing_print(roots) -> str:
             continue
         h.update(f"{path}\0{st.st_size}\0{st.st_mtime_ns}\n".encode("utf-8", "surrogateescape"))
     return h.hexdigest()
-
-
-_IDENTIFIER = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
-_IMPORT_STARTS = (b"from ", b"from\t", b"import ", b"import\t")
-
-
-def _import_words(raw: bytes) -> frozenset[str]:
-    """The words of the lines of ``raw`` that start an import statement and spell ``import`` (a parenthesised
-    from-import to its ``)``): found by searching for ``import`` (fast), not by reading every line."""
-    parts = []
-    i = raw.find(b"import")
-    while i >= 0:
-        start = raw.rfind(b"\n", 0, i) + 1
-        end = raw.find(b"\n", i)
-        if end < 0:
-            end = len(raw)
-        line = raw[start:end].lstrip(b" \t")
-        if line.startswith(_IMPORT_STARTS):
-            if b"(" in line and b")" not in line:
-                close = raw.find(b")", end)
-                end = close if close >= 0 else end
-                line = raw[start:end]
-            parts.append(line)
-        i = raw.find(b"import", end)
-    if not parts:
-        return frozenset()
-    return frozenset(_IDENTIFIER.findall(b"\n".join(parts)))
 
 
 def _is_under(path: str, folder: str) -> bool:
