@@ -127,7 +127,8 @@ class ResultCache:
         self._index_new: dict[str, str] = {}  # records this run learnt
         self._seen: set[str] = set()
         self._memo: tuple[str, dict] | None = None  # (key, entry) read by replay(), for lookup()
-        self._listings: dict[tuple[str, ...], str] = {}  # roots -> their listing print, as this run finds them
+        # (roots, words) -> the files there whose import statements spell one of the words, as this run finds them
+        self._importing: dict[tuple, tuple[str, ...]] = {}
 
     @property
     def fingerprint(self) -> str:
@@ -400,11 +401,12 @@ class ResultCache:
             return False
         listing = data.get("listing")
         if listing is not None:
-            if not (isinstance(listing, list) and len(listing) == 2 and isinstance(listing[0], list)
-                    and all(isinstance(r, str) for r in listing[0]) and isinstance(listing[1], str)):
+            if not (isinstance(listing, list) and len(listing) == 3
+                    and all(isinstance(part, list) and all(isinstance(x, str) for x in part) for part in listing)):
                 return False
-            if self._listing_print(tuple(listing[0])) != listing[1]:
-                return False
+            roots, words, files = (tuple(part) for part in listing)
+            if self._files_importing(roots, words) != files:
+                return False  # (a file came to import the module, or no longer does: its mode may differ)
         for dep in deps:
             if not (isinstance(dep, list) and len(dep) == 2 and all(isinstance(x, str) for x in dep)):
                 return False
@@ -428,13 +430,27 @@ class ResultCache:
                 return False
         return True
 
-    def _listing_print(self, roots: tuple[str, ...]) -> str:
-        """``workspace.listing_print`` of ``roots`` as this run finds them (once per run)."""
-        found = self._listings.get(roots)
+    def _files_importing(self, roots: tuple[str, ...], words: tuple[str, ...]) -> tuple[str, ...]:
+        """``engine.files_importing`` as the files stand in this run (once per run): each file's import words from
+        the stat index where it has them for the file's stat, else read (and kept)."""
+        key = (roots, words)
+        found = self._importing.get(key)
         if found is None:
-            from ..engine import listing_print
+            from ..engine import files_importing, import_words
 
-            found = self._listings[roots] = listing_print(roots)
+            def words_of(path: str) -> frozenset[bytes]:
+                known = self.import_words(path)
+                if known is not None:
+                    return known
+                raw, st = _read_regular_file(Path(path), MAX_ENTRY_BYTES, follow=True)
+                if raw is None or st is None:
+                    return frozenset()
+                found_words = import_words(raw)
+                self.remember_words(path, st, found_words)
+                return found_words
+
+            found = self._importing[key] = tuple(files_importing(
+                roots, frozenset(w.encode("ascii", "replace") for w in words), words_of))
         return found
 
     def _read(self, key: str) -> dict | None:
@@ -459,7 +475,7 @@ class ResultCache:
         import json
 
         data = {"schema": SCHEMA, "content": content_hash(source.raw), "depends": [list(d) for d in result.depends],
-                "listing": None if result.listing is None else [list(result.listing[0]), result.listing[1]],
+                "listing": None if result.listing is None else [list(part) for part in result.listing],
                 "messages": list(result.messages), "findings": [encode_finding(f) for f in result.findings]}
         payload = json.dumps(data, ensure_ascii=True, separators=(",", ":")).encode()
         try:

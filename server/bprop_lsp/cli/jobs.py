@@ -95,9 +95,10 @@ class FileResult:
     # The other files its findings depend on (the workspace's): (absolute path, content hash, or "-" when it was
     # looked for and is absent), for the cache.
     depends: list[tuple[str, str]] = field(default_factory=list)
-    # When its mode was searched for in the modules importing it: (the roots, ``workspace.listing_print`` of
-    # them) — it depends on every Python file there, one created that imports it included.
-    listing: tuple[tuple[str, ...], str] | None = None
+    # When its mode was searched for in the modules importing it: (the roots, the words searched for, the files
+    # whose import statements spelt one: ``engine.files_importing``) — a file that comes to spell one, created
+    # or edited, is a change it depends on.
+    listing: tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]] | None = None
 
 
 def check_file(job: Job) -> FileResult:
@@ -125,11 +126,13 @@ def check_source(job: Job, source: SourceFile) -> FileResult:
             if workspace is not None:
                 deps = workspace.depends_on(os.path.abspath(job.path))
                 result.depends = sorted((p, d if d is not None else "-") for p, d in deps.items())
-                if workspace.searched_importers(job.path):
-                    from ..engine import listing_print
+                words = workspace.searched_words(job.path)
+                if words:
+                    from ..engine import files_importing
 
                     roots = tuple(str(r) for r in workspace.roots)
-                    result.listing = (roots, listing_print(roots))
+                    result.listing = (roots, tuple(sorted(w.decode("ascii", "replace") for w in words)),
+                                      tuple(files_importing(roots, words, workspace.words_of)))
     except Exception as exc:  # noqa: BLE001 - one file's analysis bug must not end the run
         result.findings, result.text, result.error = [], "", True
         result.messages.append(f"bprop-lsp: error: {source.path}: internal error in bprop-lsp (please report it at "

@@ -34,7 +34,7 @@ _EXPORTS = {
     "DocumentSession": "session",
     "Abandoned": "preempt", "polled": "preempt",
     "Settings": "settings",
-    "Workspace": "workspace", "import_words": "import_lines", "listing_print": "workspace", "project_root": "roots",
+    "Workspace": "workspace", "import_words": "import_lines", "files_importing": "workspace", "project_root": "roots",
     "LineIndex": "text", "apply_edits": "text",
 }
 

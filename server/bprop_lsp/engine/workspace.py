@@ -512,7 +512,7 @@ class Workspace:
             self._listing = list(found)[:MAX_LISTED]
             return self._listing
 
-    def _words_of(self, path: str) -> frozenset[bytes]:
+    def words_of(self, path: str) -> frozenset[bytes]:
         """The words of the import statements of the file at ``path`` (its open text first), as bytes."""
         with self._lock:
             found = self._import_words.get(path)
@@ -550,7 +550,7 @@ class Workspace:
         for i, path in enumerate(files):
             if pause is not None:
                 pause()
-            self._words_of(path)
+            self.words_of(path)
             if progress is not None and (i % 200 == 0 or i == len(files) - 1):
                 progress(i + 1, len(files))
         with self._lock:
@@ -562,10 +562,11 @@ class Workspace:
     def indexed(self) -> bool:
         return self._indexed or not self.index_later
 
-    def searched_importers(self, path: str) -> bool:
-        """Whether the analysis of ``path`` searched the project for the modules that import it (its mode): then
-        it depends on every Python file of the project, one that comes to import it included (``listing_print``)."""
-        return bool(self._searched.get(os.path.abspath(path)))
+    def searched_words(self, path: str) -> frozenset[bytes]:
+        """The words the analysis of ``path`` searched the project's import statements for (its mode, read in the
+        modules importing it: ``importers``); empty when it searched none. Such an analysis depends on which files
+        spell one of them (``files_importing``), a file that comes to do so included."""
+        return frozenset(self._searched.get(os.path.abspath(path), ()))
 
     def importers(self, path: str, name: str, asking: str | None = None) -> list[tuple] | None:
         """Where the modules of the project import ``name`` of the module at ``path`` (a class or function bound at
@@ -574,7 +575,7 @@ class Workspace:
         pkg.model``: ``("pkg", None, ("model", "Net"))``; ``from pkg import model``: ``("model", None,
         ("Net",))``), also where a package's ``__init__.py`` re-exports it (``from .model import Net`` there, then
         ``from pkg import Net``); ``scope`` is the function the import statement is in (None: the module). The
-        files searched are those whose import statements spell the module's last name (``_words_of``), each parsed
+        files searched are those whose import statements spell the module's last name (``words_of``), each parsed
         once per content; every file searched is noted as a mode dependency of ``asking`` (the module analysed)
         and a read of it recorded (``("workspace", path)``). None (``index_later``, before ``build_index`` is
         done): not known yet."""
@@ -603,7 +604,7 @@ class Workspace:
                 with self._lock:
                     self._searched.setdefault(os.path.abspath(asking), set()).add(word)
             for candidate in self.python_files():
-                if candidate == path or word not in self._words_of(candidate):
+                if candidate == path or word not in self.words_of(candidate):
                     continue
                 consulted.add(candidate)
                 query.record(("workspace", candidate), self.digest(candidate))
@@ -706,7 +707,7 @@ class Workspace:
         found = [p for p in among if changed in self.depends_on(p)]
         searched = [p for p in among if p not in found and self._searched.get(os.path.abspath(p))]
         if searched:
-            words = self._words_of(changed) if os.path.isfile(changed) or changed in self._overlay else frozenset()
+            words = self.words_of(changed) if os.path.isfile(changed) or changed in self._overlay else frozenset()
             # (a file that comes to import a module whose mode was searched for: its mode may come from there now)
             found += [p for p in searched if not words.isdisjoint(self._searched[os.path.abspath(p)])]
         return found
@@ -747,18 +748,11 @@ def python_files_under(roots) -> list[str]:
     return list(found)[:MAX_LISTED]
 
 
-def listing_print(roots) -> str:
-    """A digest of the Python files under ``roots`` as they stand (each one's path, size and modification time):
-    a file created, deleted or changed anywhere there changes it. What a module whose mode was searched for in
-    the modules importing it depends on (the CLI's cache: ``Workspace.searched_importers``)."""
-    h = hashlib.blake2b(digest_size=16)
-    for path in python_files_under(roots):
-        try:
-            st = os.stat(path)
-        except OSError:
-            continue
-        h.update(f"{path}\0{st.st_size}\0{st.st_mtime_ns}\n".encode("utf-8", "surrogateescape"))
-    return h.hexdigest()
+def files_importing(roots, words: frozenset[bytes], words_of: Callable[[str], frozenset[bytes]]) -> list[str]:
+    """The Python files under ``roots`` (``python_files_under``) whose import statements spell one of ``words``
+    (``words_of(path)``: a file's import words, ``import_words``): where a search for the modules importing one
+    looks, as the files stand now (the CLI's cache compares it with the search's: ``Workspace.searched_words``)."""
+    return [path for path in python_files_under(roots) if not words.isdisjoint(words_of(path))]
 
 
 def _is_under(path: str, folder: str) -> bool:
