@@ -562,7 +562,6 @@ class Scheduler:
             await fut  # a cancelled request ($/cancelRequest) raises CancelledError here
         return state.result
 
-
     async def bprops_of(self, state: DocState) -> list:
         """What hover and inlay hints show for the document's current version (``Analysis.bprops``): computed on
         the worker when first asked for, from the session's last analysis (its tree as that analysis left it)."""
