@@ -81,8 +81,9 @@ def cell_drafts(ctx: Context, rules: list, run: Callable, memo: "CellMemo | None
 def foreign_site_drafts(ctx: Context, rules: list, run: Callable) -> dict:
     """code -> the drafts of each Cell-scoped rule over the sites whose bprop is a def of another module of the
     project (``context.ForeignBprop``), each draft told of its site (``pipeline._shown_here`` shows it on the
-    site's binding in this file, without a fix for another file's def): run one site at a time, never read back (a session re-runs them; they are few). Those sites leave ``ctx.cell_sites``: the other runs,
-    kept or not, are over the file's own sites only."""
+    site's binding in this file, without a fix for another file's def): run one site at a time, never read back
+    (a session re-runs them; they are few). Those sites leave ``ctx.cell_sites``: the other runs, kept or not,
+    are over the file's own sites only."""
     sites = ctx.cell_sites
     foreign = [site for site in sites if site.foreign is not None]
     if not foreign:
