@@ -62,7 +62,8 @@ class DocumentSession:
         bprop (an editor asks ``plan_skeletons`` for the ones around the cursor instead). ``workspace`` (a
         ``Workspace``) and ``path``: the document is that module of the project (bases read across modules).
         ``with_bprops`` off: ``Analysis.bprops`` (hover, inlay hints) is left empty, and ``bprops(text)`` gives it
-        once the findings are out (a keystroke's diagnostics do not wait for them)."""
+        once the findings are out (a keystroke's diagnostics need not wait for them); the session then keeps that
+        analysis's Context, its Program with it, until the next parse."""
         if workspace is not None:
             with workspace.scope(path):
                 return self.analyse(text, settings, with_syntax_errors=with_syntax_errors,

@@ -109,9 +109,6 @@ class Result:
     revision: int = 0
     # Why there are no findings without analysing (the analysis raised; the document is too large).
     skipped: str | None = None
-    # What hover and inlay hints show (``Analysis.bprops``), once asked for (``Scheduler.bprops_of``): the
-    # keystroke's analysis leaves them for later, the diagnostics do not wait for them.
-    bprops: list | None = None
 
 
 @dataclass
